@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// sandcastle-queue: the CLI of DESIGN.md. Each command opens what it needs, and every error ends as one clear line.
+import { Command, InvalidArgumentError } from "commander";
+import { ConfigError } from "../config.js";
+import { AppError } from "../errors.js";
+import { enqueueCommand } from "./commands/enqueue.js";
+import { killSwitchCommand } from "./commands/killswitch.js";
+import { serviceCommand } from "./commands/service.js";
+import { statusCommand } from "./commands/status.js";
+import { openRuntime, type Runtime } from "./runtime.js";
+
+/** One-shot command: open a client runtime, run, tear down, exit with its code. */
+function oneShot(action: (rt: Runtime, ...args: any[]) => Promise<number>) {
+  return async (...args: unknown[]) => {
+    const rt = await openRuntime("client");
+    let code = 1;
+    try {
+      code = await action(rt, ...args);
+    } finally {
+      await rt.shutdown.run();
+    }
+    process.exit(code);
+  };
+}
+
+function service(parts: { workers: boolean; http: boolean }) {
+  return async () => {
+    const rt = await openRuntime("service");
+    try {
+      await serviceCommand(rt, parts);
+    } catch (err) {
+      await rt.shutdown.run();
+      throw err;
+    }
+  };
+}
+
+const positiveNumber = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("takes a number of seconds > 0");
+  return n;
+};
+
+export function buildProgram(): Command {
+  const program = new Command("sandcastle-queue").description("Durable BullMQ queue in front of Sandcastle runs and Margot intents");
+  program.command("start").description("workers + HTTP (Bull Board); what `npm start` runs").action(service({ workers: true, http: true }));
+  program.command("worker").description("workers only").action(service({ workers: true, http: false }));
+  program.command("serve").description("HTTP only (Bull Board, /healthz, /readyz)").action(service({ workers: false, http: true }));
+  program
+    .command("enqueue <queue>")
+    .description("enqueue a sandcastle-run request or a margot-intent completion")
+    .option("--request <file>", "sandcastle-run: the SandcastleRunRequest JSON (- for stdin)")
+    .option("--completion <file>", "margot-intent: the MargotResearchCompletion JSON (- for stdin)")
+    .option("--wait", "block until the job ends; the last stdout line is the result JSON")
+    .option("--wait-timeout <seconds>", "give up waiting after this long", positiveNumber)
+    .action(oneShot((rt, queue: string, opts) => enqueueCommand(rt, queue, opts)));
+  program
+    .command("status")
+    .description("per-queue counts, active runs, kill switch, Redis")
+    .option("--json", "one JSON object")
+    .action(oneShot((rt, opts) => statusCommand(rt, opts)));
+  program
+    .command("killswitch <action>")
+    .description("on | off | status")
+    .action(oneShot((rt, action: string) => killSwitchCommand(rt, action)));
+  return program;
+}
+
+async function main(): Promise<void> {
+  try {
+    await buildProgram().parseAsync(process.argv);
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof AppError) {
+      process.stderr.write(`sandcastle-queue: ${err.message}\n`);
+    } else {
+      process.stderr.write(`sandcastle-queue: unexpected error: ${(err as Error)?.message ?? String(err)}\n`);
+    }
+    process.exit(1);
+  }
+}
+
+await main();

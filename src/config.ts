@@ -1,0 +1,124 @@
+// The one reader of process.env: every setting of DESIGN.md, validated once at start.
+import { z } from "zod";
+
+const flag = z.enum(["0", "1"], { error: 'takes "0" or "1"' });
+const int = (min: number, max: number) =>
+  z.coerce
+    .number({ error: "takes a whole number" })
+    .int("takes a whole number")
+    .min(min, `takes a number ≥ ${min}`)
+    .max(max, `takes a number ≤ ${max}`);
+const seconds = (max: number) => int(1, max);
+const optionalText = z.string().min(1, "must not be empty when set").optional();
+const url = z.url({ error: "takes a URL such as http://127.0.0.1:8081" });
+
+const EnvSchema = z.object({
+  REDIS_URL: z
+    .string()
+    .regex(/^(redis|rediss):\/\//, 'takes a redis:// or rediss:// URL (or leave it unset for the embedded Redis)')
+    .optional(),
+  SCQ_DATA_DIR: z.string().min(1).default("./.data"),
+  /** Hash tag keeps every key of a queue in one Redis Cluster slot. */
+  SCQ_KEY_PREFIX: z
+    .string()
+    .regex(/^\{[A-Za-z0-9_-]+\}$/, "takes a hash-tagged prefix such as {scq}")
+    .default("{scq}"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  SCQ_SHUTDOWN_GRACE_SECONDS: seconds(3600).default(30),
+
+  TAO_SANDCASTLE_ENABLED: z.string().optional(),
+  MAX_CONCURRENT_SANDCASTLE_RUNS: int(1, 64).default(3),
+  KILL_SWITCH_FILE: optionalText,
+  SANDCASTLE_BIN: optionalText,
+  SANDCASTLE_CONFIG_DIR: optionalText,
+  AUDIT_LOG_PATH: z.string().min(1).default(".harness/swarm.jsonl"),
+  MARGOT_LEDGER_PATH: z.string().min(1).default(".harness/swarm/margot_intents.jsonl"),
+  PROJECTS_CONFIG_PATH: z.string().min(1).default("config/harness/projects.json"),
+  ENV_MANIFEST_DIR: z.string().min(1).default(".harness/env-manifests"),
+  MARGOT_DESTRUCTIVE_VERBS: z.string().min(1).default("delete,drop,destroy,truncate,wipe,purge,erase,rm -rf,force push,reset --hard"),
+  MARGOT_COMPLETE_PATH: optionalText,
+  MARGOT_RATE_LIMIT_MAX: int(1, 1000).default(5),
+  MARGOT_RATE_WINDOW_SECONDS: seconds(30 * 86400).default(86400),
+  MARGOT_DRAFT_EXPIRY_SECONDS: seconds(30 * 86400).default(86400),
+  MARGOT_DEFER_SECONDS: seconds(30 * 86400).default(86400),
+  MARGOT_SUPPRESS_SECONDS: seconds(365 * 86400).default(7 * 86400),
+  MARGOT_INTERNAL_HOSTS: z.string().default(""),
+  MARGOT_CUSTOMER_NAMES: z.string().default(""),
+
+  HOST: z.string().min(1).default("127.0.0.1"),
+  PORT: int(0, 65535).default(3000),
+  SCQ_API_TOKEN: z.string().min(16, "must be at least 16 characters (it guards Bull Board and the API)").optional(),
+  SCQ_BOARD_READ_ONLY: flag.default("1"),
+
+  TELEGRAM_BOT_TOKEN: optionalText,
+  REVIEW_CHAT_ID: optionalText,
+  TELEGRAM_API_BASE: url.default("https://api.telegram.org"),
+  TELEGRAM_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,256}$/, "takes 1-256 characters A-Z a-z 0-9 _ - (Telegram's rule)")
+    .optional(),
+  LINEAR_API_KEY: optionalText,
+  LINEAR_API_URL: url.default("https://api.linear.app/graphql"),
+  LINEAR_TEAM_ID: optionalText,
+
+  SANDBOX_RETENTION_HOURS: int(0, 24 * 365).default(24),
+  SANDBOX_PIN_DAYS: int(1, 365).default(7),
+  SANDBOX_IDLE_MINUTES: int(0, 24 * 60).default(30),
+  RUNS_DIR: optionalText,
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config extends Env {
+  /** Derived: TAO_SANDCASTLE_ENABLED === "1". */
+  readonly sandcastleEnabled: boolean;
+  readonly runsDir: string;
+  readonly destructiveVerbs: readonly string[];
+  readonly internalHosts: readonly string[];
+  readonly customerNames: readonly string[];
+}
+
+export class ConfigError extends Error {
+  readonly kind = "config_invalid";
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+const csv = (value: string): string[] =>
+  value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+
+/** Empty strings count as unset, so `FOO=` in a .env file means "default". */
+function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined && value !== "") out[key] = value;
+  return out;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(withoutEmpty(env));
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? "?");
+      // Never echo the value: the variable may hold a secret.
+      return `${name}: ${issue.message}`;
+    });
+    throw new ConfigError(problems);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    ...e,
+    sandcastleEnabled: e.TAO_SANDCASTLE_ENABLED === "1",
+    runsDir: e.RUNS_DIR ?? `${e.SCQ_DATA_DIR.replace(/\/$/, "")}/runs`,
+    destructiveVerbs: csv(e.MARGOT_DESTRUCTIVE_VERBS),
+    internalHosts: csv(e.MARGOT_INTERNAL_HOSTS),
+    customerNames: csv(e.MARGOT_CUSTOMER_NAMES),
+  });
+}
+
+/** Names of config fields whose values are secrets: never logged, never stored. */
+export const SECRET_SETTINGS = ["SCQ_API_TOKEN", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "LINEAR_API_KEY", "REDIS_URL"] as const;

@@ -1,0 +1,29 @@
+// Bad input at a boundary: one message that names every field and what it takes.
+import type { z } from "zod";
+import { AppError } from "./errors.js";
+
+export function formatIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const field = issue.path.length > 0 ? issue.path.map(String).join(".") : "(top level)";
+      if (issue.code === "unrecognized_keys") return `${field === "(top level)" ? "" : `${field}: `}unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+      return `${field}: ${issue.message}`;
+    })
+    .join("; ");
+}
+
+export class InvalidInputError extends AppError {
+  constructor(
+    readonly what: string,
+    readonly details: string,
+  ) {
+    super("invalid_input", `invalid ${what}: ${details}`);
+    this.name = "InvalidInputError";
+  }
+}
+
+export function parseInput<S extends z.ZodType>(schema: S, data: unknown, what: string): z.infer<S> {
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) throw new InvalidInputError(what, formatIssues(parsed.error));
+  return parsed.data;
+}

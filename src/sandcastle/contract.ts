@@ -1,0 +1,164 @@
+// The sandcastle-run contract (seed: sandcastle-runner SandcastleRunRequest / SandcastleRunResult).
+// One source of truth: queues/, workers/ and the child program all parse with these schemas.
+import { isAbsolute } from "node:path";
+import { z } from "zod";
+
+export const AGENTS = ["claudeCode", "codex", "pi", "opencode", "script"] as const;
+export const SANDBOXES = ["docker", "podman", "vercel", "daytona", "noSandbox"] as const;
+export const RUN_STATUSES = ["ok", "failed", "timeout", "killed", "skipped"] as const;
+
+/** Upper bound of `timeout_minutes`: 4 h; an agent run longer than that is a runaway, not work. */
+export const MAX_TIMEOUT_MINUTES = 240;
+export const MAX_PARALLEL_IMPLEMENTERS = 8;
+
+/** Closed set of reasons a run did not end `ok` (README has the table). */
+export const FAILURE_REASONS = [
+  "kill_switch_mid_run",
+  "cancelled",
+  "timeout",
+  "no_result",
+  "bad_result",
+  "nonzero_exit",
+  "env_unresolved",
+  "agent_unavailable",
+  "provider_unavailable",
+  "spawn_failed",
+  "worker_lost",
+  "agent_failed",
+  "invalid_payload",
+] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
+/** Closed set of reasons a run was skipped before anything launched. */
+export const SKIP_REASONS = ["kill_switch_active", "sandcastle_disabled", "concurrency_cap"] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
+const absolutePath = (field: string) =>
+  z
+    .string({ error: `${field} must be a string holding an absolute path` })
+    .min(1, `${field} must not be empty`)
+    .refine((p) => isAbsolute(p), { message: `${field} must be an absolute path (got a relative one)` });
+
+/** A plain file name: no path separators, no `..`, not empty. */
+export const PlainName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "must be a plain name: letters, digits, '.', '_', '-' (no '/', no '..', not empty)")
+  .refine((s) => !s.includes(".."), "must not contain '..'");
+
+/** A branch name git accepts and a shell cannot misread (subset of `git check-ref-format --branch`). */
+export const BranchName = z
+  .string()
+  .min(1, "must not be empty")
+  .max(200, "must be at most 200 characters")
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/, "may hold only letters, digits, '.', '_', '-', '/' and must start with a letter or digit")
+  .refine((b) => !b.includes("..") && !b.includes("//") && !b.endsWith("/") && !b.endsWith(".") && !b.endsWith(".lock") && !b.includes("/.") && !b.includes("@{"), "is not a valid git branch name (no '..', '//', '/.', trailing '/', '.' or '.lock')");
+
+export const EnvVarName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)");
+
+/** The seed's secret-name shape; such names never travel in job data. */
+export const SECRET_SHAPED_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$/i;
+
+/** Session ids become Redis key parts and file names: keep them plain. */
+export const SessionId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "must be 1-128 letters, digits, '.', '_', '-'");
+
+export const SandcastleRunRequest = z
+  .object({
+    session_id: SessionId,
+    agent: z.enum(AGENTS).default("claudeCode"),
+    /** Optional model for the agent; each agent has a documented default. */
+    model: z.string().min(1).max(200).optional(),
+    sandbox: z.enum(SANDBOXES).default("docker"),
+    prompt_template_dir: absolutePath("prompt_template_dir"),
+    branch: BranchName,
+    repo_workdir: absolutePath("repo_workdir"),
+    env_manifest_name: PlainName,
+    parallel_implementers: z.number().int("must be a whole number").min(1).max(MAX_PARALLEL_IMPLEMENTERS).default(1),
+    timeout_minutes: z
+      .number()
+      .positive("must be greater than 0")
+      .max(MAX_TIMEOUT_MINUTES, `must be at most ${MAX_TIMEOUT_MINUTES}`)
+      .default(30),
+    /** Plain settings only: job data is stored in Redis and shown in Bull Board, so secret-shaped names are refused. */
+    extra_env: z
+      .record(
+        EnvVarName.refine((k) => !SECRET_SHAPED_NAME.test(k), "looks like a secret (…_KEY/_TOKEN/_SECRET/_PASSWORD): secrets go in the env manifest, never in job data"),
+        z.string().max(4096, "must be at most 4096 characters"),
+      )
+      .default({}),
+    dry_run: z.boolean().default(false),
+    /** "wait" (default): a job above the cap waits its turn; "skip": answer skipped/concurrency_cap at once. */
+    on_capacity: z.enum(["wait", "skip"]).default("wait"),
+  })
+  .strict()
+  .superRefine((req, ctx) => {
+    if (req.sandbox === "noSandbox" && !req.dry_run) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["sandbox"],
+        message: 'noSandbox is never used in an autonomy path: use sandbox "docker" or "podman", or set dry_run: true',
+      });
+    }
+  });
+export type SandcastleRunRequest = z.infer<typeof SandcastleRunRequest>;
+export type SandcastleRunRequestInput = z.input<typeof SandcastleRunRequest>;
+
+export const Commit = z.object({ sha: z.string().regex(/^[0-9a-f]{7,64}$/, "must be a hex commit sha") });
+
+export const SandcastleRunResult = z
+  .object({
+    run_id: z.string(),
+    status: z.enum(RUN_STATUSES),
+    branch: z.string(),
+    commits: z.array(Commit),
+    merged_branch: z.string().nullable(),
+    log_tail: z.array(z.string()),
+    duration_seconds: z.number().nonnegative(),
+    audit_row_count: z.number().int().nonnegative(),
+    skip_reason: z.enum(SKIP_REASONS).nullable(),
+    failure_reason: z.enum(FAILURE_REASONS).nullable(),
+    exit_code: z.number().int().nullable(),
+    /** One line for humans; already redacted. */
+    message: z.string().nullable(),
+  })
+  .strict();
+export type SandcastleRunResult = z.infer<typeof SandcastleRunResult>;
+
+/** Env manifest `ENV_MANIFEST_DIR/<name>.json`: names only, values come from the worker's env. */
+export const EnvManifest = z
+  .object({
+    project_slug: z.string().min(1),
+    vars: z.array(EnvVarName),
+  })
+  .strict();
+export type EnvManifest = z.infer<typeof EnvManifest>;
+
+/**
+ * The 0600 config file the worker writes for the child (`--config <path>`).
+ * The only channel through which secret values reach the child.
+ */
+export const ChildConfig = z
+  .object({
+    version: z.literal(1),
+    run_id: z.string().min(1),
+    request: SandcastleRunRequest,
+    /** Resolved manifest values + extra_env, handed to the agent provider's `env`. */
+    env: z.record(EnvVarName, z.string()),
+  })
+  .strict();
+export type ChildConfig = z.infer<typeof ChildConfig>;
+
+/** What the child reports on its last line: `{"type":"run_complete","result":{...}}`. */
+export const ChildRunComplete = z.object({
+  type: z.literal("run_complete"),
+  result: z
+    .object({
+      branch: z.string(),
+      commits: z.array(Commit),
+      merged_branch: z.string().nullable(),
+      status: z.enum(["ok", "failed"]),
+      failure_reason: z.enum(FAILURE_REASONS).nullable().optional(),
+      message: z.string().nullable().optional(),
+    })
+    .strict(),
+});
+export type ChildRunComplete = z.infer<typeof ChildRunComplete>;

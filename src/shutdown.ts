@@ -1,0 +1,59 @@
+// One shutdown registry per process: teardowns run in reverse order of registration,
+// each bounded, and one failing does not block the rest.
+import type { Logger } from "./log.js";
+
+type Teardown = { name: string; run: () => Promise<void> | void };
+
+export class Shutdown {
+  private readonly teardowns: Teardown[] = [];
+  private running: Promise<void> | null = null;
+  /** Synchronous last resorts for a second signal (e.g. SIGTERM to an owned redis-server). */
+  private readonly immediate: Array<() => void> = [];
+
+  constructor(private readonly log: Logger) {}
+
+  add(name: string, run: Teardown["run"]): void {
+    this.teardowns.push({ name, run });
+  }
+
+  onImmediateExit(fn: () => void): void {
+    this.immediate.push(fn);
+  }
+
+  run(): Promise<void> {
+    this.running ??= (async () => {
+      for (const t of [...this.teardowns].reverse()) {
+        try {
+          await t.run();
+        } catch (err) {
+          // Best-effort: one teardown failing must not block the others.
+          this.log.error({ err, teardown: t.name }, "teardown failed");
+        }
+      }
+    })();
+    return this.running;
+  }
+
+  /** First SIGINT/SIGTERM: graceful teardown then exit 0. Second: exit at once. */
+  installSignalHandlers(exitCode = 0): void {
+    let signals = 0;
+    const handler = (signal: NodeJS.Signals) => {
+      signals += 1;
+      if (signals > 1) {
+        this.log.warn({ signal }, "second signal: exiting now");
+        for (const fn of this.immediate) {
+          try {
+            fn();
+          } catch {
+            // exiting anyway
+          }
+        }
+        process.exit(130);
+      }
+      this.log.info({ signal }, "shutting down");
+      void this.run().then(() => process.exit(exitCode));
+    };
+    process.on("SIGINT", handler);
+    process.on("SIGTERM", handler);
+  }
+}
