@@ -15,6 +15,8 @@ export const RUN_JOB = "run";
 /** An agent run is not idempotent: one attempt, never retried behind the caller's back. */
 export const RUN_JOB_OPTIONS: JobsOptions = {
   attempts: 1,
+  /** Each job.log entry is one batch of up to 100 redacted lines. */
+  keepLogs: 2000,
   removeOnComplete: KEEP_COMPLETED,
   removeOnFail: KEEP_FAILED,
 };

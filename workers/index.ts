@@ -1,42 +1,59 @@
 // Starts one BullMQ Worker per queue and stops them with a bounded grace.
-import { Worker, type ConnectionOptions, type Processor } from "bullmq";
-import { redisOptions } from "../src/redis/target.js";
-import { MARGOT_INTENT_QUEUE, SANDBOX_RETENTION_QUEUE, SANDCASTLE_RUN_QUEUE } from "../queues/index.js";
-import { processSandboxRetention } from "./sandbox-retention.js";
-import { createMargotIntentProcessor } from "./margot-intent.js";
-import { createSandcastleRunProcessor } from "./sandcastle-run.js";
-
-import type { WorkerDeps } from "./deps.js";
+import { Worker, type ConnectionOptions } from "bullmq";
+import { AuditLog } from "../src/audit/audit-log.js";
+import type { Config } from "../src/config.js";
+import type { KillSwitch } from "../src/control/kill-switch.js";
+import type { Logger } from "../src/log.js";
+import { createRedactor } from "../src/redact/index.js";
+import { redisOptions, type RedisTarget } from "../src/redis/target.js";
+import type { Queues } from "../queues/index.js";
+import type { Redis } from "ioredis";
+import type { QueueWorkerSpec, WorkerDeps } from "./deps.js";
+import { createMargotIntentWorker } from "./margot-intent.js";
+import { createSandboxRetentionWorker } from "./sandbox-retention.js";
+import { createSandcastleRunWorker } from "./sandcastle-run.js";
 
 export type { WorkerDeps };
 
+export interface StartWorkersInput {
+  readonly config: Config;
+  readonly target: RedisTarget;
+  readonly queues: Queues;
+  readonly log: Logger;
+  readonly redis: Redis;
+  readonly killSwitch: KillSwitch;
+  readonly secretSource?: NodeJS.ProcessEnv;
+}
+
 export interface RunningWorkers {
   readonly workers: readonly Worker[];
-  /** Stop taking jobs, let active ones finish for up to `graceMs`, then force-close. */
+  /** Stop taking jobs, let active ones finish for up to `graceMs`, then stop them and close. */
   close(graceMs: number): Promise<void>;
 }
 
-export async function startWorkers(deps: WorkerDeps): Promise<RunningWorkers> {
-  const { config, target, log } = deps;
+/** After the grace, stopped work gets this long to record its outcome before workers are force-closed. */
+const STOP_SETTLE_MS = 8000;
+
+export async function startWorkers(input: StartWorkersInput): Promise<RunningWorkers> {
+  const { config, target, log } = input;
   // ioredis options are what BullMQ documents; its own type is looser than ioredis'.
   const connection = redisOptions(target, "worker") as ConnectionOptions;
   const prefix = config.SCQ_KEY_PREFIX;
+  const audit = new AuditLog(config.AUDIT_LOG_PATH, createRedactor());
+  const deps: WorkerDeps = { ...input, audit, secretSource: input.secretSource ?? process.env };
 
   // The cap is global: BullMQ enforces it across every worker process on this Redis.
-  await deps.queues.sandcastleRun.setGlobalConcurrency(config.MAX_CONCURRENT_SANDCASTLE_RUNS);
+  await input.queues.sandcastleRun.setGlobalConcurrency(config.MAX_CONCURRENT_SANDCASTLE_RUNS);
 
-  const specs: Array<{ name: string; processor: Processor; concurrency: number }> = [
-    { name: SANDCASTLE_RUN_QUEUE, processor: await createSandcastleRunProcessor(deps), concurrency: config.MAX_CONCURRENT_SANDCASTLE_RUNS },
-    { name: MARGOT_INTENT_QUEUE, processor: await createMargotIntentProcessor(deps), concurrency: 4 },
-    { name: SANDBOX_RETENTION_QUEUE, processor: processSandboxRetention, concurrency: 1 },
-  ];
+  const specs: QueueWorkerSpec[] = [await createSandcastleRunWorker(deps), await createMargotIntentWorker(deps), createSandboxRetentionWorker()];
 
-  const workers = specs.map(({ name, processor, concurrency }) => {
-    const worker = new Worker(name, processor, { connection, prefix, concurrency, autorun: false });
-    const wlog = log.child({ queue: name });
+  const workers = specs.map((spec) => {
+    const worker = new Worker(spec.name, spec.processor, { connection, prefix, concurrency: spec.concurrency, autorun: false, ...spec.options });
+    const wlog = log.child({ queue: spec.name });
     worker.on("failed", (job, err) => wlog.warn({ job_id: job?.id, job_name: job?.name, reason: err.message }, "job failed"));
     worker.on("completed", (job) => wlog.info({ job_id: job.id, job_name: job.name }, "job completed"));
-    worker.on("error", (err) => wlog.error({ err: { message: err.message } }, "worker error"));
+    worker.on("error", (err) => wlog.error({ err: err.message }, "worker error"));
+    spec.attach?.(worker);
     void worker.run();
     return worker;
   });
@@ -47,11 +64,15 @@ export async function startWorkers(deps: WorkerDeps): Promise<RunningWorkers> {
     workers,
     close: async (graceMs: number) => {
       const graceful = Promise.all(workers.map((w) => w.close()));
-      const finished = await Promise.race([graceful.then(() => true), sleep(graceMs).then(() => false)]);
+      let finished = await Promise.race([graceful.then(() => true), sleep(graceMs).then(() => false)]);
       if (!finished) {
-        log.warn({ grace_ms: graceMs }, "active jobs did not finish within the grace period; closing workers now");
-        await Promise.all(workers.map((w) => w.close(true)));
+        log.warn({ grace_ms: graceMs }, "active jobs did not finish within the grace period; stopping them");
+        for (const spec of specs) spec.onGraceExpired?.();
+        finished = await Promise.race([graceful.then(() => true), sleep(STOP_SETTLE_MS).then(() => false)]);
+        if (!finished) await Promise.all(workers.map((w) => w.close(true)));
       }
+      await Promise.allSettled(specs.map((s) => s.close?.()));
+      await audit.close();
       log.info("workers stopped");
     },
   };

@@ -1,4 +1,7 @@
 import { SANDBOX_RETENTION_QUEUE } from "../queues/index.js";
+import type { QueueWorkerSpec } from "./deps.js";
 import { notImplemented } from "./placeholder.js";
 
-export const processSandboxRetention = notImplemented(SANDBOX_RETENTION_QUEUE);
+export function createSandboxRetentionWorker(): QueueWorkerSpec {
+  return { name: SANDBOX_RETENTION_QUEUE, processor: notImplemented(SANDBOX_RETENTION_QUEUE), concurrency: 1 };
+}

@@ -1,13 +1,104 @@
-// Thin processor for sandcastle-run: validate the payload, then hand it to src/sandcastle.
-import { UnrecoverableError, type Processor } from "bullmq";
+// Thin processor for sandcastle-run: validate the payload, run it through src/sandcastle, map the outcome to BullMQ.
+import { DelayedError, UnrecoverableError, type Job } from "bullmq";
+import { Redis } from "ioredis";
+import { SANDCASTLE_RUN_QUEUE, SandcastleRunRequest } from "../queues/index.js";
 import { formatIssues } from "../src/invalid-input.js";
-import { SandcastleRunRequest } from "../queues/index.js";
-import type { WorkerDeps } from "./deps.js";
+import { jobLogger } from "../src/log.js";
+import { redisOptions } from "../src/redis/target.js";
+import { childCommand } from "../src/sandcastle/child-command.js";
+import { configFileName, removeChildConfig, resolveConfigDir, sweepChildConfigs } from "../src/sandcastle/config-file.js";
+import { RunControl } from "../src/sandcastle/run-control.js";
+import { RunSlots } from "../src/sandcastle/run-slots.js";
+import { CapacityFullError, runSandcastle, type RunnerDeps } from "../src/sandcastle/runner.js";
+import { sessionLogKey, sessionLogSink } from "../src/sandcastle/session-log.js";
+import { join } from "node:path";
+import type { QueueWorkerSpec, WorkerDeps } from "./deps.js";
 
-export async function createSandcastleRunProcessor(_deps: WorkerDeps): Promise<Processor> {
-  return async (job) => {
+/** BullMQ's message when a job's worker vanished (lock lost, then found by the stalled checker). */
+const STALLED = /stalled/i;
+const CAPACITY_RETRY_MS = 1000;
+
+export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<QueueWorkerSpec> {
+  const { config, log } = deps;
+  const prefix = config.SCQ_KEY_PREFIX;
+  const { dir: configDir, onTmpfs } = resolveConfigDir(config.SANDCASTLE_CONFIG_DIR);
+  if (!onTmpfs) log.warn({ config_dir: configDir }, "SANDCASTLE_CONFIG_DIR is not on tmpfs (/dev/shm): secrets touch a disk for the length of a run");
+
+  const subscriber = new Redis(redisOptions(deps.target, "worker"));
+  subscriber.on("error", () => {});
+  const control = await RunControl.start(subscriber, prefix, deps.killSwitch, (err) => log.warn({ err: err.message }, "ignored a malformed control message"));
+  const slots = new RunSlots(deps.redis, prefix, config.MAX_CONCURRENT_SANDCASTLE_RUNS);
+
+  const active = new Set((await deps.queues.sandcastleRun.getActive()).map((j) => String(j.id)));
+  const swept = await sweepChildConfigs(configDir, active);
+  if (swept.length > 0) log.warn({ run_ids: swept }, "removed config files left by runs that are no longer active");
+
+  const runner: RunnerDeps = {
+    sandcastleEnabled: config.sandcastleEnabled,
+    child: childCommand(config.SANDCASTLE_BIN),
+    configDir,
+    envManifestDir: config.ENV_MANIFEST_DIR,
+    secretSource: deps.secretSource,
+    childPath: deps.secretSource.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    childHome: deps.secretSource.HOME ?? "/tmp",
+    killSwitch: deps.killSwitch,
+    slots,
+    audit: deps.audit,
+    log,
+  };
+
+  const processor = async (job: Job, token?: string) => {
     const parsed = SandcastleRunRequest.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`invalid sandcastle-run request: ${formatIssues(parsed.error)}`);
-    throw new UnrecoverableError("not implemented: the sandcastle-run processor has not landed yet");
+    const runId = String(job.id);
+    const request = parsed.data;
+    const jlog = jobLogger(log, { queue: SANDCASTLE_RUN_QUEUE, jobId: runId, sessionId: request.session_id });
+    const signal = control.register(runId);
+    try {
+      const result = await runSandcastle(
+        {
+          runId,
+          request,
+          signal,
+          sinks: [sessionLogSink(deps.redis, sessionLogKey(prefix, request.session_id)), (lines) => job.log(lines.join("\n"))],
+          onSpawn: (pid) => jlog.info({ pid }, "run child started"),
+        },
+        runner,
+      );
+      jlog.info({ status: result.status, failure_reason: result.failure_reason, skip_reason: result.skip_reason }, "run finished");
+      return result;
+    } catch (err) {
+      if (err instanceof CapacityFullError && token) {
+        await job.moveToDelayed(Date.now() + CAPACITY_RETRY_MS, token);
+        throw new DelayedError();
+      }
+      throw err;
+    } finally {
+      control.unregister(runId);
+    }
+  };
+
+  return {
+    name: SANDCASTLE_RUN_QUEUE,
+    processor,
+    concurrency: config.MAX_CONCURRENT_SANDCASTLE_RUNS,
+    // An agent run is not idempotent: a stalled run is failed (worker_lost), never silently re-run (ADR 0003).
+    options: { maxStalledCount: 0 },
+    attach(worker) {
+      worker.on("lockRenewalFailed", (jobIds: string[]) => {
+        for (const id of jobIds) control.stop(id, { reason: "worker_lost" });
+      });
+      worker.on("failed", (job, err) => {
+        if (!job || !STALLED.test(err.message)) return;
+        const runId = String(job.id);
+        void Promise.all([
+          deps.audit.emit({ type: "sandcastle_run_failed", run_id: runId, failure_reason: "worker_lost", exit_code: null }),
+          removeChildConfig(join(configDir, configFileName(runId))),
+          slots.release(runId),
+        ]).catch((e: Error) => log.error({ run_id: runId, err: e.message }, "could not record a lost run"));
+      });
+    },
+    onGraceExpired: () => control.stopAll({ reason: "worker_shutdown" }),
+    close: () => control.close(),
   };
 }

@@ -24,6 +24,7 @@ export const FAILURE_REASONS = [
   "provider_unavailable",
   "spawn_failed",
   "worker_lost",
+  "worker_shutdown",
   "agent_failed",
   "invalid_payload",
 ] as const;

@@ -1,0 +1,42 @@
+// The audit trail (AUDIT_LOG_PATH): validated rows from the closed event set, redacted, one whole line each.
+import { formatIssues } from "../invalid-input.js";
+import type { Redactor } from "../redact/index.js";
+import { AuditEvent } from "./events.js";
+import { JsonlAppender } from "./jsonl-appender.js";
+
+export class AuditLog {
+  private readonly appender: JsonlAppender;
+
+  constructor(
+    path: string,
+    private readonly redactor: Redactor,
+  ) {
+    this.appender = new JsonlAppender(path);
+  }
+
+  get path(): string {
+    return this.appender.path;
+  }
+
+  /** Writes one row; `extraRedactor` adds the secret values known for one run. */
+  async emit(event: AuditEvent, extraRedactor?: Redactor): Promise<void> {
+    const parsed = AuditEvent.safeParse(event);
+    if (!parsed.success) throw new Error(`audit row ${event.type} is invalid: ${formatIssues(parsed.error)}`);
+    const redact = (text: string) => (extraRedactor ? extraRedactor.line(this.redactor.line(text)) : this.redactor.line(text));
+    await this.appender.append(redactStrings({ ts: new Date().toISOString(), ...parsed.data }, redact) as object);
+  }
+
+  close(): Promise<void> {
+    return this.appender.close();
+  }
+}
+
+/** Redact every string inside a row, so a rule can never break the JSON around it. */
+export function redactStrings(value: unknown, redact: (text: string) => string): unknown {
+  if (typeof value === "string") return redact(value);
+  if (Array.isArray(value)) return value.map((v) => redactStrings(v, redact));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v, redact)]));
+  }
+  return value;
+}

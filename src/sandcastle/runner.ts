@@ -1,0 +1,191 @@
+// One Sandcastle run, end to end: pre-flight, secrets, config file, the supervised child, the result, the audit.
+// Free of BullMQ: the processor in workers/ adapts it to a job.
+import type { AuditLog } from "../audit/audit-log.js";
+import { redactStrings } from "../audit/audit-log.js";
+import type { AuditEvent } from "../audit/events.js";
+import type { KillSwitch } from "../control/kill-switch.js";
+import type { Logger } from "../log.js";
+import { createLineRedactor, createRedactor, type Redactor } from "../redact/index.js";
+import { BoundedTail } from "./bounded-tail.js";
+import { childArgs, type ChildCommand } from "./child-command.js";
+import { parseChildLine, readRunComplete, type RunCompleteOutcome } from "./child-output.js";
+import { removeChildConfig, writeChildConfig } from "./config-file.js";
+import type { FailureReason, SandcastleRunRequest, SandcastleRunResult, SkipReason } from "./contract.js";
+import { readEnvManifest, resolveManifest } from "./env-manifest.js";
+import type { RunSlots } from "./run-slots.js";
+import type { StopRequest } from "./run-control.js";
+import { LineBatcher, type BatchSink } from "./session-log.js";
+import { supervise } from "./supervise.js";
+
+export const LOG_TAIL_LINES = 50;
+
+export interface RunnerDeps {
+  readonly sandcastleEnabled: boolean;
+  readonly child: ChildCommand;
+  readonly configDir: string;
+  readonly envManifestDir: string;
+  /** Where manifest values come from (the worker's env), read at run time only. */
+  readonly secretSource: NodeJS.ProcessEnv;
+  /** PATH and HOME handed to the child; nothing else of the worker's env is. */
+  readonly childPath: string;
+  readonly childHome: string;
+  readonly killSwitch: KillSwitch;
+  readonly slots: RunSlots;
+  readonly audit: AuditLog;
+  readonly log: Logger;
+  readonly graceMs?: number;
+}
+
+export interface RunInput {
+  readonly runId: string;
+  readonly request: SandcastleRunRequest;
+  /** Aborted with a StopRequest (kill switch, cancel, shutdown). */
+  readonly signal: AbortSignal;
+  /** Where redacted log lines go: the session's stream, the job's log. */
+  readonly sinks: readonly BatchSink[];
+  readonly onSpawn?: (pid: number) => void;
+}
+
+/** The cap is full and the request said "wait": the caller re-queues the job for a moment. */
+export class CapacityFullError extends Error {
+  readonly kind = "capacity_full";
+  constructor() {
+    super("all run slots are taken");
+  }
+}
+
+const STOP_OUTCOME: Record<StopRequest["reason"], { status: SandcastleRunResult["status"]; reason: FailureReason }> = {
+  timeout: { status: "timeout", reason: "timeout" },
+  kill_switch_mid_run: { status: "killed", reason: "kill_switch_mid_run" },
+  cancelled: { status: "killed", reason: "cancelled" },
+  worker_shutdown: { status: "killed", reason: "worker_shutdown" },
+  worker_lost: { status: "failed", reason: "worker_lost" },
+};
+
+export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<SandcastleRunResult> {
+  const { runId, request } = input;
+  const started = Date.now();
+  let auditRows = 0;
+  let redactor: Redactor = createRedactor();
+  const emit = async (event: AuditEvent) => {
+    await deps.audit.emit(event, redactor);
+    auditRows += 1;
+  };
+  const base = (): Omit<SandcastleRunResult, "status" | "skip_reason" | "failure_reason" | "exit_code" | "message"> => ({
+    run_id: runId,
+    branch: request.branch,
+    commits: [],
+    merged_branch: null,
+    log_tail: [],
+    duration_seconds: (Date.now() - started) / 1000,
+    audit_row_count: auditRows,
+  });
+  const skipped = async (reason: SkipReason): Promise<SandcastleRunResult> => {
+    await emit({ type: "sandcastle_run_skipped", run_id: runId, skip_reason: reason });
+    return { ...base(), status: "skipped", skip_reason: reason, failure_reason: null, exit_code: null, message: null };
+  };
+
+  // Pre-flight, in the seed's order; a skip launches nothing and resolves no manifest.
+  if (await deps.killSwitch.isActive()) return skipped("kill_switch_active");
+  if (!deps.sandcastleEnabled) return skipped("sandcastle_disabled");
+  if (!(await deps.slots.acquire(runId))) {
+    if (request.on_capacity === "skip") return skipped("concurrency_cap");
+    throw new CapacityFullError();
+  }
+  const stopLease = deps.slots.keepAlive(runId);
+  let configPath: string | null = null;
+  try {
+    const failed = async (reason: FailureReason, message: string, exitCode: number | null = null, extra: { missing_vars?: string[] } = {}): Promise<SandcastleRunResult> => {
+      await emit({ type: "sandcastle_run_failed", run_id: runId, failure_reason: reason, exit_code: exitCode, ...extra });
+      return { ...base(), status: "failed", skip_reason: null, failure_reason: reason, exit_code: exitCode, message: redactor.text(message) };
+    };
+
+    let values: Record<string, string>;
+    let projectSlug: string;
+    try {
+      const manifest = await readEnvManifest(deps.envManifestDir, request.env_manifest_name);
+      const resolved = resolveManifest(manifest, deps.secretSource);
+      if (resolved.missing.length > 0) {
+        return await failed("env_unresolved", `env manifest "${request.env_manifest_name}" names variables the worker does not have: ${resolved.missing.join(", ")}`, null, { missing_vars: resolved.missing });
+      }
+      values = resolved.values;
+      projectSlug = manifest.project_slug;
+    } catch (err) {
+      return await failed("env_unresolved", (err as Error).message);
+    }
+    redactor = createRedactor({ secrets: Object.values(values) });
+    if (redactor.ignoredShortSecrets > 0) deps.log.warn({ run_id: runId, count: redactor.ignoredShortSecrets }, "some secret values are too short to be masked in logs");
+    await emit({ type: "sandcastle_env_resolved", run_id: runId, var_count: Object.keys(values).length, project_slug: projectSlug });
+
+    configPath = await writeChildConfig(deps.configDir, { version: 1, run_id: runId, request, env: { ...request.extra_env, ...values } });
+    await emit({ type: "sandcastle_run_started", run_id: runId, agent: request.agent, sandbox: request.dry_run ? "noSandbox" : request.sandbox, branch: request.branch });
+
+    const streamRedact = createLineRedactor(redactor);
+    const tail = new BoundedTail(LOG_TAIL_LINES);
+    const batcher = new LineBatcher(input.sinks);
+    let complete: RunCompleteOutcome | null = null;
+    const onLine = (raw: string) => {
+      const parsed = parseChildLine(raw);
+      let stored: string;
+      if (parsed.kind === "event") {
+        // Parse before redacting: a redaction rule must never be able to break the result's JSON.
+        if (parsed.event.type === "run_complete") complete = readRunComplete(redactStrings(parsed.event, (s) => redactor.text(s)));
+        stored = JSON.stringify(redactStrings(parsed.event, (s) => redactor.text(s)));
+      } else {
+        stored = streamRedact(raw);
+      }
+      tail.push(stored);
+      batcher.write(stored);
+    };
+
+    const exit = await supervise({
+      command: deps.child.command,
+      args: childArgs(deps.child, configPath),
+      cwd: request.repo_workdir,
+      env: { PATH: deps.childPath, HOME: deps.childHome, NODE_NO_WARNINGS: "1" },
+      timeoutMs: request.timeout_minutes * 60_000,
+      signal: input.signal,
+      onLine,
+      backpressure: () => (batcher.saturated ? batcher.drained() : null),
+      ...(input.onSpawn ? { onSpawn: input.onSpawn } : {}),
+      ...(deps.graceMs !== undefined ? { graceMs: deps.graceMs } : {}),
+    });
+    await batcher.close();
+    const withTail = () => ({ ...base(), log_tail: tail.lines() });
+
+    if (exit.spawnError !== null) return { ...(await failed("spawn_failed", `could not start the child: ${exit.spawnError}`)), log_tail: tail.lines() };
+
+    if (exit.stoppedFor !== null) {
+      const outcome = STOP_OUTCOME[exit.stoppedFor.reason];
+      await emit({
+        type: "sandcastle_run_failed",
+        run_id: runId,
+        failure_reason: outcome.reason,
+        exit_code: exit.exitCode,
+        ...(exit.stoppedFor.by ? { requested_by: exit.stoppedFor.by } : {}),
+      });
+      const message = exit.stoppedFor.reason === "timeout" ? `timed out after ${request.timeout_minutes} min` : `stopped: ${outcome.reason}${exit.stoppedFor.by ? ` by ${exit.stoppedFor.by}` : ""}`;
+      return { ...withTail(), status: outcome.status, skip_reason: null, failure_reason: outcome.reason, exit_code: exit.exitCode, message };
+    }
+
+    const result = complete as RunCompleteOutcome | null;
+    if (result === null) {
+      return { ...(await failed("no_result", `the child ended (exit ${exit.exitCode ?? exit.exitSignal}) without a run_complete line`, exit.exitCode)), log_tail: tail.lines() };
+    }
+    if (!result.ok) return { ...(await failed("bad_result", `run_complete is invalid: ${result.problem}`, exit.exitCode)), log_tail: tail.lines() };
+    const r = result.value.result;
+    const shared = { ...withTail(), branch: r.branch, commits: r.commits, merged_branch: r.merged_branch };
+    if (r.status === "ok" && exit.exitCode === 0) {
+      const duration = (Date.now() - started) / 1000;
+      await emit({ type: "sandcastle_run_ok", run_id: runId, duration_s: duration, commits_count: r.commits.length });
+      return { ...shared, duration_seconds: duration, audit_row_count: auditRows, status: "ok", skip_reason: null, failure_reason: null, exit_code: 0, message: r.message ?? null };
+    }
+    const reason: FailureReason = r.status === "ok" ? "nonzero_exit" : (r.failure_reason ?? "agent_failed");
+    const failure = await failed(reason, r.message ?? `the run failed (exit ${exit.exitCode})`, exit.exitCode);
+    return { ...failure, branch: r.branch, commits: r.commits, merged_branch: r.merged_branch, log_tail: tail.lines() };
+  } finally {
+    stopLease();
+    if (configPath !== null) await removeChildConfig(configPath);
+    await deps.slots.release(runId).catch((err: Error) => deps.log.warn({ run_id: runId, err: err.message }, "could not release the run slot; its lease will lapse"));
+  }
+}
