@@ -1,7 +1,9 @@
 // The sandcastle-run queue: one job = one Sandcastle run in one subprocess.
 import { randomUUID } from "node:crypto";
 import type { JobsOptions, Queue } from "bullmq";
+import type { AuditLog } from "../src/audit/audit-log.js";
 import { InvalidInputError, parseInput } from "../src/invalid-input.js";
+import type { RunSlots } from "../src/sandcastle/run-slots.js";
 import { EnvManifestError, readEnvManifest } from "../src/sandcastle/env-manifest.js";
 import { SandcastleRunRequest, SandcastleRunResult, type SandcastleRunRequestInput } from "../src/sandcastle/contract.js";
 import { KEEP_COMPLETED, KEEP_FAILED } from "./job-retention.js";
@@ -23,7 +25,15 @@ export const RUN_JOB_OPTIONS: JobsOptions = {
 
 export interface EnqueueRunDeps {
   readonly envManifestDir: string;
+  /** Needed for on_capacity "skip": the reservation that makes "skip at once" exact (ADR 0001). */
+  readonly slots?: RunSlots;
+  readonly audit?: AuditLog;
 }
+
+export type EnqueueRunOutcome =
+  | { readonly runId: string; readonly request: SandcastleRunRequest; readonly skipped: null }
+  /** No job was added: the cap was full and the request asked to be skipped rather than wait. */
+  | { readonly runId: string; readonly request: SandcastleRunRequest; readonly skipped: SandcastleRunResult };
 
 /** run ids are BullMQ job ids: no ':' and never all digits. */
 export function newRunId(): string {
@@ -34,7 +44,7 @@ export async function enqueueRun(
   queue: Queue,
   input: unknown,
   deps: EnqueueRunDeps,
-): Promise<{ runId: string; request: SandcastleRunRequest }> {
+): Promise<EnqueueRunOutcome> {
   const request = parseInput(SandcastleRunRequest, input, "sandcastle-run request");
   let manifestVars: readonly string[];
   try {
@@ -51,6 +61,31 @@ export async function enqueueRun(
     );
   }
   const runId = newRunId();
-  await queue.add(RUN_JOB, request, { ...RUN_JOB_OPTIONS, jobId: runId });
-  return { runId, request };
+  if (request.on_capacity === "skip") {
+    if (!deps.slots) throw new Error("enqueueRun: on_capacity skip needs deps.slots");
+    if (!(await deps.slots.acquire(runId))) {
+      await deps.audit?.emit({ type: "sandcastle_run_skipped", run_id: runId, skip_reason: "concurrency_cap" });
+      return { runId, request, skipped: capacitySkip(runId, request, deps.audit ? 1 : 0) };
+    }
+  }
+  // A reserved ("skip") run goes to the head of the line so its reservation is not held long.
+  await queue.add(RUN_JOB, request, { ...RUN_JOB_OPTIONS, jobId: runId, lifo: request.on_capacity === "skip" });
+  return { runId, request, skipped: null };
+}
+
+function capacitySkip(runId: string, request: SandcastleRunRequest, auditRows: number): SandcastleRunResult {
+  return {
+    run_id: runId,
+    status: "skipped",
+    branch: request.branch,
+    commits: [],
+    merged_branch: null,
+    log_tail: [],
+    duration_seconds: 0,
+    audit_row_count: auditRows,
+    skip_reason: "concurrency_cap",
+    failure_reason: null,
+    exit_code: null,
+    message: "all run slots are taken; retry next cycle",
+  };
 }

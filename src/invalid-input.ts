@@ -7,7 +7,9 @@ export function formatIssues(error: z.ZodError): string {
     .map((issue) => {
       const field = issue.path.length > 0 ? issue.path.map(String).join(".") : "(top level)";
       if (issue.code === "unrecognized_keys") return `${field === "(top level)" ? "" : `${field}: `}unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
-      return `${field}: ${issue.message}`;
+      // Record keys and union members carry the useful message one level down.
+      const nested = "issues" in issue && Array.isArray(issue.issues) ? (issue.issues as Array<{ message?: string } | Array<{ message?: string }>>).flat()[0] : undefined;
+      return `${field}: ${nested?.message ?? issue.message}`;
     })
     .join("; ");
 }

@@ -3,8 +3,11 @@
 import { Command, InvalidArgumentError } from "commander";
 import { ConfigError } from "../config.js";
 import { AppError } from "../errors.js";
+import { cancelCommand } from "./commands/cancel.js";
 import { enqueueCommand } from "./commands/enqueue.js";
 import { killSwitchCommand } from "./commands/killswitch.js";
+import { logsCommand } from "./commands/logs.js";
+import { redactCommand } from "./commands/redact.js";
 import { serviceCommand } from "./commands/service.js";
 import { statusCommand } from "./commands/status.js";
 import { openRuntime, type Runtime } from "./runtime.js";
@@ -63,6 +66,18 @@ export function buildProgram(): Command {
     .command("killswitch <action>")
     .description("on | off | status")
     .action(oneShot((rt, action: string) => killSwitchCommand(rt, action)));
+  program
+    .command("logs <sessionId>")
+    .description("the session's log lines, as stored (already redacted)")
+    .action(oneShot((rt, sessionId: string) => logsCommand(rt, sessionId)));
+  program
+    .command("redact")
+    .description("stdin -> stdout through the log redactor")
+    .action(async () => process.exit(await redactCommand()));
+  program
+    .command("cancel <runId>")
+    .description("terminate one run (or drop it if still waiting), from any process")
+    .action(oneShot((rt, runId: string) => cancelCommand(rt, runId)));
   return program;
 }
 

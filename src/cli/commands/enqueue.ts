@@ -6,7 +6,10 @@ import {
   MARGOT_INTENT_QUEUE,
   SANDCASTLE_RUN_QUEUE,
 } from "../../../queues/index.js";
+import { AuditLog } from "../../audit/audit-log.js";
 import { AppError } from "../../errors.js";
+import { createRedactor } from "../../redact/index.js";
+import { RunSlots } from "../../sandcastle/run-slots.js";
 import { redisOptions } from "../../redis/target.js";
 import { readJsonSource } from "../input.js";
 import type { Runtime } from "../runtime.js";
@@ -25,7 +28,16 @@ export async function enqueueCommand(rt: Runtime, queueName: string, opts: Enque
     if (!opts.request) throw new AppError("invalid_input", "enqueue sandcastle-run needs --request FILE (or - for stdin)");
     const input = await readJsonSource(opts.request, "the sandcastle-run request");
     queue = rt.queues.sandcastleRun;
-    jobId = (await enqueueRun(queue, input, { envManifestDir: rt.config.ENV_MANIFEST_DIR })).runId;
+    const audit = new AuditLog(rt.config.AUDIT_LOG_PATH, createRedactor());
+    rt.shutdown.add("audit log", () => audit.close());
+    const slots = new RunSlots(rt.redis, rt.config.SCQ_KEY_PREFIX, rt.config.MAX_CONCURRENT_SANDCASTLE_RUNS);
+    const outcome = await enqueueRun(queue, input, { envManifestDir: rt.config.ENV_MANIFEST_DIR, slots, audit });
+    if (outcome.skipped !== null) {
+      // Nothing was enqueued; the result is already known.
+      process.stdout.write(`${JSON.stringify(outcome.skipped)}\n`);
+      return 0;
+    }
+    jobId = outcome.runId;
   } else if (queueName === MARGOT_INTENT_QUEUE) {
     if (!opts.completion) throw new AppError("invalid_input", "enqueue margot-intent needs --completion FILE (or - for stdin)");
     const input = await readJsonSource(opts.completion, "the margot research completion");

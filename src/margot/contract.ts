@@ -1,0 +1,154 @@
+// The Margot bridge's wire contract (seed: margot-sandcastle-bridge, "Contract"),
+// as zod schemas. Types are inferred from the schemas so there is one source of truth.
+// Objects are strict: an unknown field is refused, never silently dropped.
+import { z } from "zod";
+
+/** Longest interaction id we accept; Margot's ids are well under this. */
+export const INTERACTION_ID_MAX_LENGTH = 256;
+
+/**
+ * The interaction id doubles as the BullMQ job id (one classification per
+ * interaction, whatever the timing), so it must be a legal custom job id:
+ * BullMQ refuses ids containing `:` (its key separator) and ids that read as
+ * integers. We refuse those here instead of mapping them, so the id in the
+ * ledger, the audit rows and the Linear ticket is always the id Margot gave.
+ * Whitespace, control characters and backticks are refused too: the id is
+ * rendered inside backticks in the ticket body and written to log lines.
+ */
+export const InteractionId = z
+  .string({ error: "interaction_id must be a string" })
+  .min(1, { error: "interaction_id must not be empty" })
+  .max(INTERACTION_ID_MAX_LENGTH, {
+    error: `interaction_id must be at most ${INTERACTION_ID_MAX_LENGTH} characters`,
+  })
+  .refine((id) => !id.includes(":"), {
+    error: "interaction_id must not contain ':' (it is used as a BullMQ job id)",
+  })
+  .refine((id) => !/^-?\d+$/.test(id), {
+    error: "interaction_id must not be all digits (BullMQ refuses integer job ids)",
+  })
+  .refine((id) => !/[\s`\p{Cc}]/u.test(id), {
+    error: "interaction_id must not contain whitespace, control characters or backticks",
+  });
+
+const isoDatetime = (field: string) =>
+  z.iso.datetime({ offset: true, error: `${field} must be an ISO 8601 datetime, e.g. 2026-09-17T03:04:05Z` });
+
+const nonEmpty = (field: string) =>
+  z.string({ error: `${field} must be a string` }).min(1, { error: `${field} must not be empty` });
+
+const nullableString = (field: string) => z.string({ error: `${field} must be a string or null` }).nullable();
+
+/** Input: one completed Margot research run. */
+export const MargotResearchCompletion = z
+  .object({
+    interaction_id: InteractionId,
+    body: nonEmpty("body"),
+    originated_at: isoDatetime("originated_at"),
+    originating_session_id: nonEmpty("originating_session_id"),
+  })
+  .strict();
+export type MargotResearchCompletion = z.infer<typeof MargotResearchCompletion>;
+
+export const Classification = z.enum(["action_shaped", "informational", "unknown"]);
+export type Classification = z.infer<typeof Classification>;
+
+/** What the bridge did with a completion (the seed's outcomes, plus duplicate). */
+export const IntentStatus = z.enum([
+  "informational",
+  "suppressed",
+  "rejected",
+  "drafted",
+  "queued_rate_limit",
+  "duplicate",
+]);
+export type IntentStatus = z.infer<typeof IntentStatus>;
+
+/** Why a completion did not become a posted draft. Closed set: add here, not at call sites. */
+export const IntentReason = z.enum([
+  "confidence_too_low", // action-shaped but below the 0.75 floor
+  "not_action_shaped", // classified informational
+  "research_follow_up", // "do another deep dive on Y": a new research call, not a ticket
+  "classification_unknown", // empty, garbled, or evidence that cancels out
+  "destructive_needs_higher_confidence", // destructive verbs present, confidence < 0.90
+  "recently_rejected", // same interaction rejected within 7 days
+  "repo_not_allowed", // target repo not in the projects config
+  "rate_limited", // 6th draft inside the rolling 24 h window
+  "duplicate_interaction", // this interaction_id was already processed
+]);
+export type IntentReason = z.infer<typeof IntentReason>;
+
+/** Which reasons may accompany which status; `drafted` carries no reason. */
+export const REASONS_BY_STATUS: Readonly<Record<IntentStatus, readonly IntentReason[]>> = {
+  informational: ["confidence_too_low", "not_action_shaped", "research_follow_up", "classification_unknown"],
+  suppressed: ["recently_rejected", "destructive_needs_higher_confidence"],
+  rejected: ["repo_not_allowed"],
+  drafted: [],
+  queued_rate_limit: ["rate_limited"],
+  duplicate: ["duplicate_interaction"],
+};
+
+/** Output per completion: the seed's fields, plus `status` and a machine `reason`. */
+export const MargotIntentResult = z
+  .object({
+    interaction_id: InteractionId,
+    classification: Classification,
+    confidence: z.number({ error: "confidence must be a number" }).min(0).max(1),
+    action_summary: nullableString("action_summary"), // populated when action_shaped
+    target_repo: nullableString("target_repo"), // populated when action_shaped and detected
+    draft_id: nullableString("draft_id"), // populated when a draft was posted (or queued)
+    skipped_reason: nullableString("skipped_reason"), // human sentence, when not drafted
+    status: IntentStatus,
+    reason: IntentReason.nullable(),
+  })
+  .strict()
+  .superRefine((result, ctx) => {
+    const allowed = REASONS_BY_STATUS[result.status];
+    if (result.reason === null) {
+      if (allowed.length > 0) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["reason"],
+          message: `reason is required when status is ${result.status} (one of ${allowed.join(", ")})`,
+        });
+      }
+    } else if (!allowed.includes(result.reason)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["reason"],
+        message:
+          allowed.length === 0
+            ? `reason must be null when status is ${result.status}`
+            : `reason ${result.reason} does not go with status ${result.status} (one of ${allowed.join(", ")})`,
+      });
+    }
+  });
+export type MargotIntentResult = z.infer<typeof MargotIntentResult>;
+
+/** Output after the founder's 👍: the Linear issue that now carries the work. */
+export const MargotActionAccepted = z
+  .object({
+    interaction_id: InteractionId,
+    draft_id: nonEmpty("draft_id"),
+    linear_issue_id: nonEmpty("linear_issue_id"),
+    linear_issue_identifier: nonEmpty("linear_issue_identifier"), // e.g. "RA-1900"
+    labels_applied: z.array(nonEmpty("labels_applied[]"), { error: "labels_applied must be an array of strings" }),
+  })
+  .strict();
+export type MargotActionAccepted = z.infer<typeof MargotActionAccepted>;
+
+/**
+ * One line naming every offending field, for CLI and job-failure messages:
+ * `body: body must not be empty; extra: unknown field`.
+ */
+export function describeContractError(error: z.ZodError): string {
+  return error.issues
+    .flatMap((issue) => {
+      if (issue.code === "unrecognized_keys") {
+        return issue.keys.map((key) => `${[...issue.path, key].join(".")}: unknown field`);
+      }
+      const where = issue.path.length > 0 ? issue.path.map(String).join(".") : "(root)";
+      return [`${where}: ${issue.message}`];
+    })
+    .join("; ");
+}

@@ -1,0 +1,17 @@
+// Is a command installed? A PATH lookup, no spawning.
+import { accessSync, constants, statSync } from "node:fs";
+import { delimiter, join } from "node:path";
+
+export function findExecutable(name: string, pathValue: string | undefined): string | undefined {
+  for (const dir of (pathValue ?? "").split(delimiter)) {
+    if (dir.length === 0) continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/env node
+// The run subprocess (default SANDCASTLE_BIN): `main.js run --config <path> [--json]`.
+//
+// The worker spawns it detached (own process group), cwd = repo_workdir, env = exactly PATH, HOME,
+// NODE_NO_WARNINGS=1, with a pipe on stdin it never closes while alive. The child reads the 0600
+// config (ChildConfig), drives @ai-hero/sandcastle, and prints JSON lines (see events.ts), the last
+// one `run_complete`. Exit codes: 0 ok, 1 failed, 2 invalid config/request (invalid_payload).
+//
+// Stopping: SIGTERM/SIGINT/SIGHUP abort the Sandcastle run (AbortSignal), end the agent's processes,
+// and exit 1 once the run settles or after 3 s at most. stdin closing (the worker died) aborts too,
+// then kills the whole process group (this process included) so no agent outlives its worker.
+//
+// The child never pushes: commits stay on request.branch in repo_workdir (dry_run also forces noSandbox).
+import type { RunBase } from "./commits.js";
+import { commitsAdded, commitsAddedSync, recordBase } from "./commits.js";
+import { loadChildConfig } from "./child-config.js";
+import { EventPrinter, type RunCompleteResult } from "./events.js";
+import { PhaseLogs } from "./phase-logs.js";
+import { isGroupLeader, killOwnGroup, signalOwnedProcesses } from "./process-group.js";
+import { RunFailure, classifyFailure, messageOf } from "./run-failure.js";
+import { SecretScrubber } from "./secret-scrubber.js";
+import { checkAgentAvailable, buildAgent } from "./agents.js";
+import { runParallelPlanner } from "./parallel-planner.js";
+import { checkTemplate } from "./prompt.js";
+import { checkBranchNotCheckedOut, checkRepository, excludeSandcastleDir } from "./repository.js";
+import { buildSandbox, checkSandboxAvailable, effectiveSandbox, runsOnHost, type SandboxChoice } from "./sandboxes.js";
+import { runSingle } from "./single-run.js";
+import { releaseStdin, watchStdin } from "./stdin-watchdog.js";
+import { releaseAllLocks } from "./lock-files.js";
+
+const USAGE = "usage: main.js run --config <path> [--json]";
+/** After SIGTERM: how long the aborted run may take to settle before the child exits anyway. */
+const TERM_GRACE_MS = 3000;
+/** After stdin closed: the worker is gone, so wait less before killing the group. */
+const ORPHAN_GRACE_MS = 1500;
+
+const printer = new EventPrinter(new SecretScrubber([]));
+const controller = new AbortController();
+let branch = "";
+let base: RunBase | undefined;
+let sandbox: SandboxChoice | undefined;
+let logs: PhaseLogs | undefined;
+let stopping: RunFailure | undefined;
+
+type Args = { ok: true; configPath: string } | { ok: false; message: string };
+
+function parseArgs(argv: readonly string[]): Args {
+  const [command, ...rest] = argv;
+  if (command !== "run") return { ok: false, message: `expected the \`run\` command; ${USAGE}` };
+  let configPath: string | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (arg === "--json") continue;
+    if (arg === "--config") configPath = rest[++i];
+    else if (arg.startsWith("--config=")) configPath = arg.slice("--config=".length);
+    else return { ok: false, message: `unknown argument ${JSON.stringify(arg)}; ${USAGE}` };
+  }
+  if (configPath === undefined || configPath.length === 0) return { ok: false, message: `--config <path> is required; ${USAGE}` };
+  return { ok: true, configPath };
+}
+
+function exitCodeFor(result: RunCompleteResult): number {
+  if (result.status === "ok") return 0;
+  return result.failure_reason === "invalid_payload" ? 2 : 1;
+}
+
+function releaseResources(): void {
+  for (const release of [() => sandbox?.dispose(), () => logs?.dispose(), releaseAllLocks]) {
+    try {
+      release();
+    } catch {
+      // best effort
+    }
+  }
+}
+
+/** Prints run_complete (once), ends what the run left running, exits. */
+function finish(result: RunCompleteResult): never {
+  printer.runComplete(result);
+  releaseResources();
+  releaseStdin();
+  if (stopping?.reason === "worker_lost") killOwnGroup();
+  else signalOwnedProcesses("SIGKILL");
+  process.exit(exitCodeFor(result));
+}
+
+function failedResult(failure: RunFailure, commits: { sha: string }[] = []): RunCompleteResult {
+  return { branch, commits, merged_branch: null, status: "failed", failure_reason: failure.reason, message: failure.message };
+}
+
+/** SIGTERM or a dead worker: abort the run, end the agent's processes, bound the wait. */
+function stop(failure: RunFailure, graceMs: number): void {
+  if (stopping !== undefined) {
+    // A second signal: do not wait any longer.
+    finish(failedResult(stopping, base ? commitsAddedSync(base) : []));
+  }
+  stopping = failure;
+  controller.abort(failure);
+  // Sandcastle's noSandbox exec does not kill the agent on abort: SIGTERM what runs now; finish()
+  // SIGKILLs whatever is left once the run has settled (git cleanup included by then).
+  signalOwnedProcesses("SIGTERM", 1);
+  setTimeout(() => finish(failedResult(failure, base ? commitsAddedSync(base) : [])), graceMs).unref();
+}
+
+function installProcessHandlers(): void {
+  const onSignal = (signal: NodeJS.Signals) => stop(new RunFailure("cancelled", `received ${signal}: run aborted`), TERM_GRACE_MS);
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  process.on("SIGHUP", onSignal);
+  process.on("uncaughtException", (error) => finish(failedResult(new RunFailure("agent_failed", `unexpected error: ${messageOf(error)}`))));
+  process.on("unhandledRejection", (error) => finish(failedResult(new RunFailure("agent_failed", `unexpected error: ${messageOf(error)}`))));
+  // Anything else that exits the process (Sandcastle's own SIGTERM handler calls process.exit(1)
+  // when a docker sandbox is up) still leaves a run_complete and no agent processes behind.
+  process.on("exit", () => {
+    if (!printer.isComplete) {
+      const failure = stopping ?? new RunFailure("agent_failed", "the child exited before the run finished");
+      printer.runComplete(failedResult(failure, base ? commitsAddedSync(base) : []));
+    }
+    releaseResources();
+    signalOwnedProcesses("SIGKILL");
+  });
+  watchStdin(() => {
+    if (!isGroupLeader()) printer.log("warn", "stdin closed and this process does not lead its process group: killing descendants only");
+    stop(new RunFailure("worker_lost", "stdin closed: the worker is gone"), ORPHAN_GRACE_MS);
+  });
+}
+
+async function main(): Promise<never> {
+  printer.captureOutput();
+  installProcessHandlers();
+
+  const args = parseArgs(process.argv.slice(2));
+  if (!args.ok) return finish(failedResult(new RunFailure("invalid_payload", args.message)));
+
+  const loaded = await loadChildConfig(args.configPath);
+  printer.useScrubber(loaded.scrubber);
+  if (!loaded.ok) {
+    branch = loaded.branch;
+    return finish(failedResult(new RunFailure("invalid_payload", loaded.message)));
+  }
+  const { config } = loaded;
+  const { request } = config;
+  branch = request.branch;
+
+  // The library is the heavy part of startup: load it while git and the checks run.
+  const sandcastle = import("@ai-hero/sandcastle");
+  sandcastle.catch(() => {});
+
+  try {
+    const parallel = request.parallel_implementers > 1;
+    const sandboxName = effectiveSandbox(request);
+    checkTemplate(request.prompt_template_dir, parallel);
+    const { commonDir } = await checkRepository(request.repo_workdir);
+    await checkBranchNotCheckedOut(request.repo_workdir, request.branch);
+    await checkSandboxAvailable(sandboxName);
+    checkAgentAvailable(request, runsOnHost(sandboxName), config.env);
+    base = await recordBase(request.repo_workdir, request.branch);
+    await excludeSandcastleDir(commonDir).catch(() => {});
+
+    const sc = await sandcastle;
+    controller.signal.throwIfAborted();
+    sandbox = await buildSandbox(sandboxName, config.run_id, config.env);
+    const agent = buildAgent(sc, request, config.env, sandbox.runsOnHost);
+    logs = new PhaseLogs(config.run_id, request.repo_workdir, loaded.scrubber);
+    const phaseLogs = logs;
+    printer.dropForeign((line) => phaseLogs.mentionsRawLog(line));
+    const ctx = {
+      config,
+      agent,
+      sandbox,
+      printer,
+      logs,
+      site: { sc, repo: request.repo_workdir, commonDir, signal: controller.signal },
+    };
+    const outcome = parallel ? await runParallelPlanner(ctx) : await runSingle(ctx);
+    controller.signal.throwIfAborted();
+
+    const commits = await commitsAdded(base);
+    return finish({
+      branch,
+      commits,
+      merged_branch: outcome.mergedBranch,
+      status: "ok",
+      failure_reason: null,
+      message: outcome.notes.length > 0 ? outcome.notes.join("; ") : null,
+    });
+  } catch (error) {
+    const failure = stopping ?? classifyFailure(error);
+    const commits = base ? await commitsAdded(base).catch(() => []) : [];
+    return finish(failedResult(failure, commits));
+  }
+}
+
+void main();

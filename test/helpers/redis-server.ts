@@ -1,0 +1,79 @@
+// A real, isolated redis-server for tests: temp dir, free loopback port, stopped by its pid.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+
+export interface TestRedis {
+  readonly url: string;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr !== null ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startRedisServer(extraArgs: string[] = []): Promise<TestRedis> {
+  const dir = mkdtempSync(join(tmpdir(), "scq-redis-"));
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = await freePort();
+    const child = spawn(
+      "redis-server",
+      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction", ...extraArgs],
+      { stdio: "ignore" },
+    );
+    const pid = child.pid!;
+    const url = `redis://127.0.0.1:${port}`;
+    const exited = new Promise<void>((r) => child.once("exit", () => r()));
+    if (await answers(url, 5000)) {
+      return {
+        url,
+        pid,
+        stop: async () => {
+          try {
+            process.kill(pid, "SIGKILL");
+          } catch {
+            // already gone
+          }
+          await exited;
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    }
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // lost the port race
+    }
+  }
+  throw new Error("could not start a test redis-server");
+}
+
+async function answers(url: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    r.on("error", () => {});
+    try {
+      await r.connect();
+      await r.ping();
+      r.disconnect();
+      return true;
+    } catch {
+      r.disconnect();
+      await new Promise((res) => setTimeout(res, 50));
+    }
+  }
+  return false;
+}
