@@ -25,6 +25,9 @@ const EnvSchema = z.object({
     .default("{scq}"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   SCQ_SHUTDOWN_GRACE_SECONDS: seconds(3600).default(30),
+  /** BullMQ job lock: renewed every half of it; a worker silent for this long has lost its jobs. */
+  SCQ_LOCK_DURATION_MS: int(1000, 600_000).default(30_000),
+  SCQ_STALLED_INTERVAL_MS: int(500, 600_000).default(30_000),
 
   TAO_SANDCASTLE_ENABLED: z.string().optional(),
   MAX_CONCURRENT_SANDCASTLE_RUNS: int(1, 64).default(3),

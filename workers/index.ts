@@ -48,7 +48,15 @@ export async function startWorkers(input: StartWorkersInput): Promise<RunningWor
   const specs: QueueWorkerSpec[] = [await createSandcastleRunWorker(deps), await createMargotIntentWorker(deps), createSandboxRetentionWorker()];
 
   const workers = specs.map((spec) => {
-    const worker = new Worker(spec.name, spec.processor, { connection, prefix, concurrency: spec.concurrency, autorun: false, ...spec.options });
+    const worker = new Worker(spec.name, spec.processor, {
+      connection,
+      prefix,
+      concurrency: spec.concurrency,
+      autorun: false,
+      lockDuration: config.SCQ_LOCK_DURATION_MS,
+      stalledInterval: config.SCQ_STALLED_INTERVAL_MS,
+      ...spec.options,
+    });
     const wlog = log.child({ queue: spec.name });
     worker.on("failed", (job, err) => wlog.warn({ job_id: job?.id, job_name: job?.name, reason: err.message }, "job failed"));
     worker.on("completed", (job) => wlog.info({ job_id: job.id, job_name: job.name }, "job completed"));

@@ -31,7 +31,14 @@ export type Classification = "action_shaped" | "informational" | "unknown";
 /** The seed's confidence floor for routing to action. */
 export const ACTION_CONFIDENCE_FLOOR = 0.75;
 
-export type UnknownReason = "empty" | "too_short" | "no_prose" | "incoherent" | "mixed_evidence" | "partial_evidence";
+export type UnknownReason =
+  | "empty"
+  | "too_short"
+  | "no_prose"
+  | "incoherent"
+  | "research_failed"
+  | "mixed_evidence"
+  | "partial_evidence";
 
 export interface ClassifySignals {
   /** Directive phrase and action verbs of the action sentence. */
@@ -65,11 +72,21 @@ export interface ClassifyResult {
 
 export type DirectiveStrength = "strong" | "medium";
 
+/** Where the instruction sits: `text.slice(start, end)` is `phrase`. */
+export interface Directive {
+  phrase: string;
+  strength: DirectiveStrength;
+  /** imperative: "Fix …"; label: "Recommendation: …", "Recommend adding …"; modal: "we should …". */
+  kind: "imperative" | "label" | "modal";
+  start: number;
+  end: number;
+}
+
 /** Everything read from one sentence; exported for extraction. */
 export interface SentenceReading {
   index: number;
   text: string;
-  directive: { phrase: string; strength: DirectiveStrength; end: number } | null;
+  directive: Directive | null;
   governedVerb: string | null;
   actionVerbs: string[];
   surfaces: string[];
@@ -110,13 +127,26 @@ const ACTION_VERBS = new Set([
   "rotate", "sanitize", "sanitise", "schedule", "scope", "send", "serve", "set", "shorten", "sign", "split",
   "stop", "store", "stream", "strip", "switch", "throttle", "tighten", "track", "trim", "truncate",
   "uninstall", "unpin", "update", "upgrade", "use", "validate", "verify", "wipe", "wrap", "write",
+  "redact", "mask", "scrub", "swap", "substitute", "offload", "parallelize", "parallelise", "precompute",
+  "denormalize", "normalize", "normalise", "partition", "decouple", "isolate", "gate", "allowlist", "blocklist",
+  "adjust", "decrease", "extend", "expand", "attach", "detach", "route", "proxy", "forward", "redirect", "emit",
+  "notify", "sync", "reindex", "archive", "retire", "sunset", "decommission", "port", "reroute", "bound",
+  "parameterize", "parameterise", "decrypt", "authenticate", "authorize", "authorise", "protect", "coalesce",
+  "preload", "lazy-load", "code-split", "minify", "optimize", "optimise", "tune", "cut", "shrink", "downgrade",
+  "hotfix", "backport", "relocate", "combine", "unify", "standardize", "standardise", "prune", "evict", "reload",
+  "restart", "provision", "document", "test", "cover", "trace", "catch", "transform", "simplify", "separate",
+  "repair", "correct", "resolve", "address", "mitigate", "plug", "relax", "permit", "deny", "reject", "accept",
+  "respond", "propagate", "expose", "revoke", "reissue", "chunk", "queue", "seed", "rollback", "roll",
+  "release", "ship", "upload", "download", "import", "export", "debounce", "re-enable", "reconfigure",
 ]);
 
 /** Action verbs that are also common nouns at the start of a sentence ("Cache hit rate is …"). */
 const NOUN_LIKE_VERBS = new Set([
   "batch", "block", "build", "cache", "call", "cap", "change", "drop", "filter", "hash", "index", "limit", "lock",
   "log", "patch", "return", "schedule", "scope", "set", "split", "stream", "track", "update", "use", "write",
-  "merge", "reset", "stop", "switch",
+  "merge", "reset", "stop", "switch", "test", "document", "cover", "trace", "catch", "address", "release",
+  "ship", "queue", "seed", "sync", "export", "import", "upload", "download", "archive", "proxy", "route", "port",
+  "chunk", "plug", "gate", "bound", "roll", "cut", "correct", "forward", "accept", "reject", "expose", "emit",
 ]);
 
 /** Verbs that ask for more research rather than a change. */
@@ -173,9 +203,12 @@ const FUNCTION_WORDS = new Set([
 
 // ---------------------------------------------------------------- cue patterns
 
+// Negation of the directive itself, not any "not" ("the parser does not expect …" is a fact).
 const NEGATIONS: RegExp[] = [
-  /\b(?:should|must|need|do|does|did|will|would|could|can)\s*(?:not|n't)\b/gi,
-  /\b(?:shouldn't|mustn't|needn't|don't|doesn't|didn't|won't|can't)\s+(?:need\s+to|have\s+to|change|touch|modify|update|add|remove|migrate|fix|make|be)\b/gi,
+  /\b(?:should|must|ought|need)\s*(?:not|n't)\b/gi,
+  /\b(?:shouldn't|mustn't|needn't)\b/gi,
+  /\b(?:do|does|did|will|would)\s*(?:not|n't)\s+(?:need\s+to|have\s+to|require)\b/gi,
+  /\b(?:don't|doesn't|didn't|won't)\s+(?:need\s+to|have\s+to|require)\b/gi,
   /\bno\s+need\s+to\b/gi,
   /\bno\s+(?:action|changes?|work|fix|update|migration)\s+(?:is\s+|are\s+)?(?:needed|required|necessary|warranted)\b/gi,
   /\bnot\s+(?:necessary|required|needed|warranted)\b/gi,
@@ -209,6 +242,8 @@ const CONDITIONALS: RegExp[] = [/^\s*(?:if|unless|once|when|should\s+\w+\s+(?:gr
 
 const REPORTED: RegExp[] = [
   /\baccording\s+to\b/gi,
+  // "Apple says developers should …": a named third party giving the advice.
+  /\b(?!(?:We|I|You|Our|This|That|It)\b)[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}\s+(?:say|says|said|recommend|recommends|recommended|advise|advises|suggest|suggests|state|states|warn|warns|claim|claims)\b(?!\s*:)/g,
   /\b(?:docs?|documentation|guides?|guidance|blog\s+posts?|posts?|articles?|sessions?|talks?|surveys?|vendors?|teams|people|they|others|sources?|analysts?)\s+(?:say|says|recommend|recommends|suggest|suggests|note|notes|state|states|report|reports|claim|claims|advise|advises)\b/gi,
 ];
 
@@ -258,6 +293,10 @@ const PURPOSE: RegExp[] = [
   /\b(?:reducing|cutting|eliminating|preventing|lowering)\b/gi,
   /\b(?:latency|error\s+rate|failure\s+rate|throughput|uptime|TTFB|LCP|INP|CLS|conversion)\b/gi,
 ];
+
+/** A run that produced no finding: "Margot could not complete this research: …". */
+const RESEARCH_FAILED =
+  /\b(?:could\s+not|couldn't|was\s+unable\s+to|unable\s+to|failed\s+to)\s+(?:complete|finish|find|access|retrieve|fetch|load|reach)\b|\b(?:research|request|run)\s+(?:timed\s+out|failed|was\s+cancel+ed)\b/i;
 
 // ---------------------------------------------------------------- text shaping
 
@@ -402,19 +441,19 @@ function findSurfaces(sentence: string): { surfaces: string[]; strong: boolean }
 
 // ---------------------------------------------------------------- directives
 
-const LABEL_DIRECTIVE = /^(?:recommendations?|recommended\s+(?:actions?|fix|change|next\s+steps?)|action(?:\s+items?)?|next\s+steps?|fix|to\s*do|todo|proposal|proposed\s+(?:action|fix|change))\s*:\s*/i;
+const LABEL_DIRECTIVE =
+  /^(?:the\s+|our\s+)?(?:recommendations?|recommended\s+(?:actions?|fix|change|next\s+steps?)|action(?:\s+items?)?|next\s+steps?|(?:suggested\s+|proposed\s+)?(?:fix|solution|remedy|change|action)|to\s*do|todo|proposal)\s*:\s*/i;
+/** A sentence that opens with a recommendation verb: "Recommend adding …", "We suggest moving …". */
+const RECOMMEND_LEAD = /^(?:we\s+|i\s+)?(?:(?:strongly\s+)?(?:recommend|suggest|propose|advise))(?:\s+that)?(?:\s+we|\s+you)?\b/i;
+/** Any other short label before the body of a sentence ("TL;DR:", "Why:", "Update:"). */
+const ANY_LABEL = /^[\w;'&/ -]{1,24}:\s+/;
 
 const MODAL =
   /\b(?:should|must|ought\s+to|(?:will\s+|'ll\s+)?needs?\s+to|ha(?:ve|s)\s+to|it\s+is\s+(?:critical|important|essential|necessary|urgent|imperative)\s+(?:that\s+we|to)|(?:i|we)\s+(?:strongly\s+)?recommend(?:\s+that)?(?:\s+we|\s+you)?|it\s+is\s+recommended\s+(?:that\s+(?:we\s+|you\s+)?|to)|the\s+(?:fix|next\s+step|remedy)\s+is\s+to)\b/gi;
 
 const SELF_STRONG_MODAL = /recommend|critical|important|essential|necessary|urgent|imperative|fix|next\s+step|remedy/i;
 
-interface DirectiveFind {
-  phrase: string;
-  strength: DirectiveStrength;
-  end: number;
-  imperative: boolean;
-}
+type DirectiveFind = Directive;
 
 function tokensAfter(text: string, from: number): { word: string; start: number }[] {
   const tokens: { word: string; start: number }[] = [];
@@ -458,17 +497,26 @@ function looksLikeObject(word: string | undefined): boolean {
 function findDirective(sentence: string, surfaceSubject: (subject: string) => boolean): DirectiveFind | null {
   // "Recommendation: switch …" / "Action: add …"
   const label = LABEL_DIRECTIVE.exec(sentence);
-  if (label) return { phrase: label[0].replace(/\s*:\s*$/, ":").trim(), strength: "strong", end: label[0].length, imperative: false };
+  if (label) return { phrase: label[0].trim(), strength: "strong", kind: "label", start: 0, end: label[0].length };
+  const recommend = RECOMMEND_LEAD.exec(sentence);
+  if (recommend) return { phrase: recommend[0].trim(), strength: "strong", kind: "label", start: 0, end: recommend[0].length };
+  // "TL;DR: bump …": read past a neutral label, then look for an imperative.
+  const other = ANY_LABEL.exec(sentence);
+  if (other) {
+    const inner = findDirective(sentence.slice(other[0].length), surfaceSubject);
+    if (inner?.kind === "imperative") return { ...inner, start: inner.start + other[0].length, end: inner.end + other[0].length };
+  }
 
   // Imperative: an action verb first ("Fix the …", "Please rotate …").
-  const lead = /^(?:please\s+)?([A-Za-z][\w-]*)(\s+|$)/i.exec(sentence);
-  if (lead) {
-    const first = (lead[1] ?? "").toLowerCase();
-    const next = sentence.slice(lead[0].length).match(/^[^\s]+/)?.[0];
-    if (ACTION_VERBS.has(first) && !sentence.slice((lead[1] ?? "").length).startsWith(":")) {
-      if (!NOUN_LIKE_VERBS.has(first) || looksLikeObject(next)) {
-        return { phrase: lead[1] ?? first, strength: "strong", end: (lead.index ?? 0) + (lead[1] ?? "").length + ((lead[0].match(/^please\s+/i)?.[0].length) ?? 0), imperative: true };
-      }
+  const lead = /^(please\s+)?([A-Za-z][\w-]*)/i.exec(sentence);
+  const verb = lead?.[2];
+  if (lead && verb !== undefined) {
+    const first = verb.toLowerCase();
+    const after = sentence.slice(lead[0].length);
+    const next = after.match(/^\s+([^\s]+)/)?.[1];
+    const isLabel = after.startsWith(":");
+    if (ACTION_VERBS.has(first) && !isLabel && (!NOUN_LIKE_VERBS.has(first) || looksLikeObject(next))) {
+      return { phrase: verb, strength: "strong", kind: "imperative", start: lead[0].length - verb.length, end: lead[0].length };
     }
   }
 
@@ -478,7 +526,13 @@ function findDirective(sentence: string, surfaceSubject: (subject: string) => bo
     const before = sentence.slice(0, start);
     const subject = before.split(/[,:]/).at(-1) ?? before;
     const strong = SELF_STRONG_MODAL.test(match[0]) || STRONG_SUBJECTS.test(subject.split(/\s+/).slice(-4).join(" ")) || surfaceSubject(subject);
-    const find: DirectiveFind = { phrase: match[0].trim().replace(/\s+/g, " "), strength: strong ? "strong" : "medium", end: start + match[0].length, imperative: false };
+    const find: DirectiveFind = {
+      phrase: match[0],
+      strength: strong ? "strong" : "medium",
+      kind: "modal",
+      start,
+      end: start + match[0].length,
+    };
     if (!best || (best.strength === "medium" && find.strength === "strong")) best = find;
   }
   return best;
@@ -492,7 +546,7 @@ function readSentence(text: string, index: number): Omit<SentenceReading, "score
   let governed: string | null = null;
   let hedgedVerb = false;
   if (directive) {
-    if (directive.imperative) governed = (baseVerb(directive.phrase) ?? directive.phrase.toLowerCase());
+    if (directive.kind === "imperative") governed = baseVerb(directive.phrase) ?? directive.phrase.toLowerCase();
     else {
       const g = governedVerb(text, directive.end);
       governed = g.verb;
@@ -517,7 +571,7 @@ function readSentence(text: string, index: number): Omit<SentenceReading, "score
   return {
     index,
     text,
-    directive: directive ? { phrase: directive.phrase, strength: directive.strength, end: directive.end } : null,
+    directive,
     governedVerb: governed,
     actionVerbs,
     surfaces,
@@ -638,9 +692,10 @@ export function classify(text: string): ClassifyResult {
     return unknown(hadFence ? "no_prose" : "too_short", 0.9);
   }
   const functionWords = allWords.filter((w) => FUNCTION_WORDS.has(w.toLowerCase())).length;
-  if (functionWords / allWords.length < 0.06 || functionWords < 2) return unknown("incoherent", 0.85);
+  if (functionWords === 0 || functionWords / allWords.length < 0.06) return unknown("incoherent", 0.85);
 
   const reading = readResearch(normalised);
+  if (reading.sentences.length <= 2 && RESEARCH_FAILED.test(prose)) return unknown("research_failed", 0.8);
   const { sentences, best } = reading;
   const signals = emptySignals();
   for (const s of sentences) {
@@ -657,7 +712,7 @@ export function classify(text: string): ClassifyResult {
   }
   if (best) {
     signals.action_sentence = best.text;
-    signals.action_verbs = uniq([...(best.directive ? [best.directive.phrase] : []), ...best.actionVerbs]);
+    signals.action_verbs = uniq([...(best.directive ? [best.directive.phrase.trim().replace(/\s+/g, " ")] : []), ...best.actionVerbs]);
     signals.code_surfaces = best.surfaces;
     signals.measurable_outcomes = uniq([...best.measurable, ...best.purpose]);
   }
@@ -682,6 +737,13 @@ export function classify(text: string): ClassifyResult {
     // Most of an action, nothing against it: too close to call either way.
     return unknown("partial_evidence", 0.5, signals);
   }
-  const confidence = Math.max(0.55, 0.95 - bestScore * 0.6) + (counterCues > 0 ? 0.03 : 0);
+  // A hedged recommendation about real code is informational, but less surely so.
+  const hedgedCandidate = sentences.some(
+    (s) =>
+      s.hedges.length + s.conditionals.length + s.reported.length > 0 &&
+      s.negations.length === 0 &&
+      (s.strongSurface || s.actionVerbs.length > 0),
+  );
+  const confidence = Math.min(0.95, Math.max(0.55, 0.95 - bestScore * 0.6 - (hedgedCandidate ? 0.2 : 0)));
   return { classification: "informational", confidence: round2(confidence), signals };
 }

@@ -35,7 +35,7 @@ export async function runAgentPhase(
     const file = promptFile(ctx.config.request.prompt_template_dir, kind);
     const result = await worktree.run({
       agent: ctx.agent,
-      sandbox: ctx.sandbox.provider,
+      sandbox: ctx.sandbox.provider(),
       promptFile: file,
       promptArgs: referencedArgs(file, { ...commonArgs(ctx.config), BRANCH: worktree.branch, ...args }),
       maxIterations: MAX_ITERATIONS,

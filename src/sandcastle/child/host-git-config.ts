@@ -1,9 +1,10 @@
 // Sandcastle's sandbox setup runs `git config --global --add safe.directory <worktree>` and
 // `git config --global user.name/user.email` *inside the sandbox*. With noSandbox that sandbox is
 // the host, so every run would append to the real ~/.gitconfig and overwrite the global identity.
+// (Concurrent runs also fail on that file's lock: "could not lock config file ~/.gitconfig".)
 // For host runs the child points GIT_CONFIG_GLOBAL (via the sandbox provider's env, so only the
-// agent's processes see it) at a per-run file that includes the user's real global config:
-// reads see it, writes land in the throwaway file.
+// agent's processes see it) at a throwaway file per agent phase that includes the user's real
+// global config: reads see it, writes land in the throwaway file. Removed when the child exits.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";

@@ -99,7 +99,7 @@ function stop(failure: RunFailure, graceMs: number): void {
   // Sandcastle's noSandbox exec does not kill the agent on abort: SIGTERM what runs now; finish()
   // SIGKILLs whatever is left once the run has settled (git cleanup included by then).
   signalOwnedProcesses("SIGTERM", 1);
-  setTimeout(() => finish(failedResult(failure, base ? commitsAddedSync(base) : [])), graceMs).unref();
+  setTimeout(() => finish(failedResult(failure, base ? commitsAddedSync(base) : [])), graceMs);
 }
 
 function installProcessHandlers(): void {

@@ -8,14 +8,15 @@
 import type { SandboxProvider } from "@ai-hero/sandcastle";
 import type { SandcastleRunRequest } from "../contract.js";
 import { findExecutable } from "./executables.js";
-import { isolateGlobalGitConfig } from "./host-git-config.js";
+import { isolateGlobalGitConfig, type IsolatedGitConfig } from "./host-git-config.js";
 import { RunFailure, messageOf } from "./run-failure.js";
 
 export type SandboxName = SandcastleRunRequest["sandbox"];
 
 export interface SandboxChoice {
   readonly name: SandboxName;
-  readonly provider: SandboxProvider;
+  /** A provider for one agent phase (noSandbox: each with its own global git config, see host-git-config.ts). */
+  provider(): SandboxProvider;
   /** The agent runs on the host (noSandbox): its CLI must be on the host's PATH. */
   readonly runsOnHost: boolean;
   dispose(): void;
@@ -59,35 +60,50 @@ export async function checkSandboxAvailable(name: SandboxName): Promise<void> {
   }
 }
 
+/** A container or VM: the agent never touches the host's git config. */
+function remote(name: SandboxName, make: () => SandboxProvider): SandboxChoice {
+  return { name, runsOnHost: false, provider: make, dispose: () => {} };
+}
+
 /** `agentEnv` is only read to avoid Sandcastle's "overlapping env keys" error. */
 export async function buildSandbox(name: SandboxName, runId: string, agentEnv: Record<string, string>): Promise<SandboxChoice> {
   try {
     switch (name) {
       case "noSandbox": {
         const { noSandbox } = await import("@ai-hero/sandcastle/sandboxes/no-sandbox");
-        const gitConfig = "GIT_CONFIG_GLOBAL" in agentEnv ? undefined : isolateGlobalGitConfig(runId);
+        // Concurrent phases (parallel implementers) writing one global config collide on its lock
+        // ("could not lock config file"): one file per phase.
+        const isolated: IsolatedGitConfig[] = [];
+        const ownGitConfig = !("GIT_CONFIG_GLOBAL" in agentEnv);
         return {
           name,
-          provider: noSandbox({ env: gitConfig?.env ?? {} }),
           runsOnHost: true,
-          dispose: () => gitConfig?.dispose(),
+          provider: () => {
+            if (!ownGitConfig) return noSandbox();
+            const gitConfig = isolateGlobalGitConfig(runId);
+            isolated.push(gitConfig);
+            return noSandbox({ env: gitConfig.env });
+          },
+          dispose: () => {
+            for (const gitConfig of isolated.splice(0)) gitConfig.dispose();
+          },
         };
       }
       case "docker": {
         const { docker } = await import("@ai-hero/sandcastle/sandboxes/docker");
-        return { name, provider: docker(), runsOnHost: false, dispose: () => {} };
+        return remote(name, () => docker());
       }
       case "podman": {
         const { podman } = await import("@ai-hero/sandcastle/sandboxes/podman");
-        return { name, provider: podman(), runsOnHost: false, dispose: () => {} };
+        return remote(name, () => podman());
       }
       case "vercel": {
         const { vercel } = await import("@ai-hero/sandcastle/sandboxes/vercel");
-        return { name, provider: vercel(), runsOnHost: false, dispose: () => {} };
+        return remote(name, () => vercel());
       }
       case "daytona": {
         const { daytona } = await import("@ai-hero/sandcastle/sandboxes/daytona");
-        return { name, provider: daytona(), runsOnHost: false, dispose: () => {} };
+        return remote(name, () => daytona());
       }
     }
   } catch (error) {

@@ -1,0 +1,91 @@
+// A sandcastle-queue deployment for process-level tests: its own key prefix, dirs, manifests and env.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { Queue } from "bullmq";
+import { parseJsonl } from "../../src/audit/jsonl-appender.js";
+import { cliEnv } from "./cli.js";
+import { FAKE_CHILD } from "./run-harness.js";
+import { deletePrefix, redisUrl, tempDir, uniquePrefix } from "./scope.js";
+
+export const SECRET_VALUE = "sk-ant-api03-process-level-secret-abcdef0123456789";
+
+export class RunScope {
+  readonly prefix = uniquePrefix();
+  readonly dir = tempDir("scqw");
+  readonly outDir = join(this.dir.path, "out");
+  readonly configDir = join(this.dir.path, "shm");
+  readonly manifestDir = join(this.dir.path, "manifests");
+  readonly auditPath = join(this.dir.path, "audit.jsonl");
+  readonly redis = new Redis(redisUrl());
+  readonly queue = new Queue("sandcastle-run", { connection: this.redis, prefix: this.prefix });
+
+  constructor() {
+    for (const d of [this.outDir, this.configDir, this.manifestDir]) mkdirSync(d, { recursive: true });
+    writeFileSync(join(this.manifestDir, "proj.json"), JSON.stringify({ project_slug: "proj", vars: ["ANTHROPIC_API_KEY"] }));
+  }
+
+  env(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+    return cliEnv({
+      REDIS_URL: redisUrl(),
+      SCQ_KEY_PREFIX: this.prefix,
+      TAO_SANDCASTLE_ENABLED: "1",
+      SANDCASTLE_BIN: FAKE_CHILD,
+      SANDCASTLE_CONFIG_DIR: this.configDir,
+      ENV_MANIFEST_DIR: this.manifestDir,
+      AUDIT_LOG_PATH: this.auditPath,
+      ANTHROPIC_API_KEY: SECRET_VALUE,
+      SCQ_LOCK_DURATION_MS: "3000",
+      SCQ_STALLED_INTERVAL_MS: "1000",
+      ...extra,
+    });
+  }
+
+  request(patch: Record<string, unknown> = {}, extraEnv: Record<string, string> = {}): Record<string, unknown> {
+    return {
+      session_id: `sess-${Math.random().toString(36).slice(2, 10)}`,
+      agent: "script",
+      sandbox: "noSandbox",
+      dry_run: true,
+      prompt_template_dir: this.dir.path,
+      branch: "agent/t",
+      repo_workdir: this.dir.path,
+      env_manifest_name: "proj",
+      timeout_minutes: 1,
+      ...patch,
+      extra_env: { OUT_DIR: this.outDir, ...extraEnv },
+    };
+  }
+
+  auditRows(): Array<Record<string, unknown>> {
+    return parseJsonl(existsSync(this.auditPath) ? readFileSync(this.auditPath, "utf8") : "") as Array<Record<string, unknown>>;
+  }
+
+  started(runId: string): string {
+    return join(this.outDir, `started-${runId}`);
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+    this.redis.disconnect();
+    await deletePrefix(redisUrl(), this.prefix);
+    this.dir.remove();
+  }
+}
+
+/** A temp git repository with one commit on main. */
+export function makeGitRepo(path: string): void {
+  mkdirSync(path, { recursive: true });
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: path, stdio: "pipe" });
+  git("init", "-q", "-b", "main");
+  git("config", "user.email", "test@example.com");
+  git("config", "user.name", "test");
+  writeFileSync(join(path, "README.md"), "repo\n");
+  git("add", ".");
+  git("commit", "-q", "-m", "init");
+}
+
+export function gitOut(path: string, ...args: string[]): string {
+  return execFileSync("git", args, { cwd: path, encoding: "utf8" }).trim();
+}

@@ -1,0 +1,194 @@
+// The sandcastle-run queue through real worker processes and the CLI.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
+import { CliProcess, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
+import { execFileSync } from "node:child_process";
+import { resolve } from "node:path";
+import { makeGitRepo, RunScope, SECRET_VALUE } from "../../helpers/run-scope.js";
+
+const LONG_SLEEP = resolve(import.meta.dirname, "../../fixtures/sandcastle/long-sleep");
+
+function pgrep(pattern: string): number[] {
+  try {
+    return execFileSync("pgrep", ["-f", pattern], { encoding: "utf8" }).trim().split("\n").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+let s: RunScope;
+beforeEach(() => {
+  s = new RunScope();
+});
+afterEach(async () => {
+  await stopAllCli();
+  await s.close();
+});
+
+async function startWorker(extra: Record<string, string> = {}): Promise<CliProcess> {
+  const w = new CliProcess(["worker"], s.env(extra));
+  await w.waitForOutput(/workers running/);
+  return w;
+}
+
+async function enqueue(request: object, wait = true): Promise<{ jobLine: { job_id?: string }; result: SandcastleRunResult | null; code: number | null; stderr: string }> {
+  const res = await runCli(["enqueue", "sandcastle-run", "--request", "-", ...(wait ? ["--wait"] : [])], s.env(), { input: JSON.stringify(request), timeoutMs: 60_000 });
+  const lines = res.stdout.trim().split("\n");
+  const first = JSON.parse(lines[0] ?? "{}") as { job_id?: string };
+  const last = lines.length > 1 || !("job_id" in first) ? SandcastleRunResult.safeParse(lastJsonLine(res.stdout)) : null;
+  return { jobLine: first, result: last?.success ? last.data : null, code: res.code, stderr: res.stderr };
+}
+
+describe("sandcastle-run worker", () => {
+  it("enqueue --wait prints the SandcastleRunResult as the last line", async () => {
+    await startWorker();
+    const out = await enqueue(s.request({}, { FAKE_MODE: "ok" }));
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.result).toMatchObject({ status: "ok", run_id: out.jobLine.job_id, audit_row_count: 3 });
+    expect(s.auditRows().map((r) => r.type)).toEqual(["sandcastle_env_resolved", "sandcastle_run_started", "sandcastle_run_ok"]);
+  });
+
+  it("TAO_SANDCASTLE_ENABLED=0 → skipped / sandcastle_disabled and no subprocess", async () => {
+    await startWorker({ TAO_SANDCASTLE_ENABLED: "0" });
+    const out = await enqueue(s.request({}, { FAKE_MODE: "ok" }));
+    expect(out.result).toMatchObject({ status: "skipped", skip_reason: "sandcastle_disabled" });
+    expect(readdirSync(s.outDir)).toEqual([]);
+  });
+
+  it("a job with an invalid payload fails alone, naming the field; the worker keeps serving", async () => {
+    await startWorker();
+    const bad = await s.queue.add("run", { ...s.request(), repo_workdir: "relative/path" }, { jobId: "run-bad-1" });
+    await waitFor(async () => (await bad.getState()) === "failed", 10_000);
+    expect((await s.queue.getJob("run-bad-1"))?.failedReason).toMatch(/repo_workdir: repo_workdir must be an absolute path/);
+    const out = await enqueue(s.request({}, { FAKE_MODE: "ok" }));
+    expect(out.result?.status).toBe("ok");
+  });
+
+  it("no job data, return value, job log or session log holds the secret", async () => {
+    await startWorker();
+    const req = s.request({}, { FAKE_MODE: "secret" });
+    const out = await enqueue(req);
+    expect(out.result?.status).toBe("ok");
+    const id = out.jobLine.job_id!;
+    const logs = await runCli(["logs", String(req.session_id)], s.env());
+    expect(logs.stdout.split("\n").length).toBeGreaterThan(3);
+    const job = await s.queue.getJob(id);
+    const jobLogs = await s.queue.getJobLogs(id);
+    const stored = [JSON.stringify(job?.data), JSON.stringify(job?.returnvalue), jobLogs.logs.join("\n"), logs.stdout, readFileSync(s.auditPath, "utf8")].join("\n");
+    expect(stored).not.toContain(SECRET_VALUE);
+    expect(stored).not.toMatch(/[A-Z_]+_(KEY|TOKEN|SECRET|PASSWORD)\s*[=:]/);
+    // And nothing anywhere in this test's Redis keys.
+    const keys = await s.redis.keys(`${s.prefix}*`);
+    for (const key of keys) {
+      const type = await s.redis.type(key);
+      const dump = type === "string" ? await s.redis.get(key) : type === "hash" ? JSON.stringify(await s.redis.hgetall(key)) : type === "list" ? JSON.stringify(await s.redis.lrange(key, 0, -1)) : type === "stream" ? JSON.stringify(await s.redis.xrange(key, "-", "+")) : "";
+      expect(dump ?? "", key).not.toContain(SECRET_VALUE);
+    }
+  });
+
+  it("four simultaneous on_capacity=skip requests: three launch, the fourth is skipped / concurrency_cap", async () => {
+    await startWorker();
+    const outs = await Promise.all([0, 1, 2, 3].map(() => enqueue(s.request({ on_capacity: "skip" }, { FAKE_MODE: "hold", HOLD_MS: "2000" }))));
+    const statuses = outs.map((o) => o.result?.status).sort();
+    expect(statuses).toEqual(["ok", "ok", "ok", "skipped"]);
+    expect(outs.find((o) => o.result?.status === "skipped")?.result?.skip_reason).toBe("concurrency_cap");
+    expect(readdirSync(s.outDir).filter((f) => f.startsWith("started-"))).toHaveLength(3);
+  });
+
+  it("two worker processes with 5 jobs never run more than 3 children at once (measured)", async () => {
+    await startWorker();
+    await startWorker();
+    const outs = await Promise.all([0, 1, 2, 3, 4].map(() => enqueue(s.request({}, { FAKE_MODE: "hold", HOLD_MS: "1500" }))));
+    expect(outs.map((o) => o.result?.status)).toEqual(["ok", "ok", "ok", "ok", "ok"]);
+    const spans = outs.map((o) => {
+      const id = o.jobLine.job_id!;
+      return { start: JSON.parse(readFileSync(s.started(id), "utf8")).t as number, end: Number(readFileSync(join(s.outDir, `ended-${id}`), "utf8")) };
+    });
+    const maxOverlap = Math.max(...spans.map((a) => spans.filter((b) => b.start <= a.start && a.start < b.end).length));
+    expect(maxOverlap).toBeLessThanOrEqual(3);
+    expect(maxOverlap).toBeGreaterThanOrEqual(2);
+  });
+
+  it("the kill switch flipped from another process stops a running child at once: killed / kill_switch_mid_run", async () => {
+    await startWorker();
+    const pending = enqueue(s.request({}, { FAKE_MODE: "sleep" }));
+    await waitFor(() => readdirSync(s.outDir).some((f) => f.startsWith("started-")), 15_000);
+    const flip = await runCli(["killswitch", "on"], s.env());
+    expect(flip.code).toBe(0);
+    const out = await pending;
+    expect(out.result).toMatchObject({ status: "killed", failure_reason: "kill_switch_mid_run" });
+    expect(s.auditRows().at(-1)).toMatchObject({ type: "sandcastle_run_failed", failure_reason: "kill_switch_mid_run" });
+    const next = await enqueue(s.request({}, { FAKE_MODE: "ok" }));
+    expect(next.result).toMatchObject({ status: "skipped", skip_reason: "kill_switch_active" });
+  });
+
+  it("cancel RUN_ID from another process: a running run ends killed / cancelled, audited with who asked", async () => {
+    await startWorker();
+    const pending = enqueue(s.request({}, { FAKE_MODE: "sleep" }));
+    await waitFor(() => readdirSync(s.outDir).some((f) => f.startsWith("started-")), 15_000);
+    const runId = readdirSync(s.outDir).find((f) => f.startsWith("started-"))!.slice("started-".length);
+    const cancel = await runCli(["cancel", runId], s.env());
+    expect(cancel.code, cancel.stderr).toBe(0);
+    expect(lastJsonLine(cancel.stdout)).toMatchObject({ outcome: "stopped", state: "completed" });
+    const out = await pending;
+    expect(out.result).toMatchObject({ status: "killed", failure_reason: "cancelled" });
+    expect(s.auditRows().at(-1)).toMatchObject({ failure_reason: "cancelled", requested_by: expect.stringMatching(/^cli:/) });
+  });
+
+  it("cancel RUN_ID for a run still waiting removes it before it starts", async () => {
+    const out = await enqueue(s.request({}, { FAKE_MODE: "ok" }), false);
+    const runId = out.jobLine.job_id!;
+    const cancel = await runCli(["cancel", runId], s.env());
+    expect(lastJsonLine(cancel.stdout)).toMatchObject({ outcome: "removed", state: "waiting" });
+    expect(await s.queue.getJob(runId)).toBeUndefined();
+    await startWorker();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(existsSync(s.started(runId))).toBe(false);
+  });
+
+  it("SIGKILL of the worker: the real child and its agent are gone within 5 s; the run ends failed / worker_lost, not re-run", async () => {
+    const repo = join(s.dir.path, "repo");
+    makeGitRepo(repo);
+    const sleepFor = String(600 + Math.floor(Math.random() * 300));
+    // The built-in child (no SANDCASTLE_BIN) with the script agent: its stdin watchdog is what ends the orphans.
+    const w = await startWorker({ SANDCASTLE_BIN: "" });
+    const request = s.request({ repo_workdir: repo, prompt_template_dir: LONG_SLEEP, branch: "agent/lost" }, { SLEEP_FOR: sleepFor });
+    const queued = await enqueue(request, false);
+    const runId = queued.jobLine.job_id!;
+    await waitFor(() => pgrep(`sleep ${sleepFor}`).length > 0, 30_000, () => "the agent to start");
+    await w.stop("SIGKILL");
+    const t0 = Date.now();
+    await waitFor(() => pgrep(`sleep ${sleepFor}`).length === 0 && pgrep(runId).length === 0, 5000, () => "the orphaned child and agent to go");
+    expect(Date.now() - t0).toBeLessThan(5000);
+    await startWorker();
+    await waitFor(async () => (await s.queue.getJob(runId).then((j) => j?.getState())) === "failed", 20_000, () => "the lost run to be failed");
+    expect(s.auditRows().at(-1)).toMatchObject({ type: "sandcastle_run_failed", run_id: runId, failure_reason: "worker_lost" });
+    expect(s.auditRows().filter((r) => r.type === "sandcastle_run_started")).toHaveLength(1);
+    expect(readdirSync(s.configDir)).toEqual([]);
+  });
+});
+
+describe("graceful shutdown", () => {
+  it("SIGTERM with an active job: no new jobs, the active one finishes, exit 0", async () => {
+    const w = await startWorker();
+    const pending = enqueue(s.request({}, { FAKE_MODE: "hold", HOLD_MS: "2500" }));
+    await waitFor(() => readdirSync(s.outDir).some((f) => f.startsWith("started-")), 15_000);
+    const t0 = Date.now();
+    const stopped = w.stop("SIGTERM", 20_000);
+    const late = await enqueue(s.request({}, { FAKE_MODE: "ok" }), false);
+    expect(await stopped).toBe(0);
+    expect(Date.now() - t0).toBeGreaterThan(1000);
+    expect((await pending).result?.status).toBe("ok");
+    expect(await s.queue.getJob(late.jobLine.job_id!).then((j) => j?.getState())).toBe("waiting");
+  });
+
+  it("an active job longer than the grace is stopped (killed / worker_shutdown) and the worker still exits 0", async () => {
+    const w = await startWorker({ SCQ_SHUTDOWN_GRACE_SECONDS: "1" });
+    const pending = enqueue(s.request({}, { FAKE_MODE: "sleep" }));
+    await waitFor(() => readdirSync(s.outDir).some((f) => f.startsWith("started-")), 15_000);
+    expect(await w.stop("SIGTERM", 15_000)).toBe(0);
+    expect((await pending).result).toMatchObject({ status: "killed", failure_reason: "worker_shutdown" });
+  });
+});
