@@ -6,11 +6,12 @@ import { formatIssues } from "../src/invalid-input.js";
 import { jobLogger } from "../src/log.js";
 import { redisOptions } from "../src/redis/target.js";
 import { childCommand } from "../src/sandcastle/child-command.js";
+import { sweepChildTempDirs } from "../src/sandcastle/child-leftovers.js";
 import { configFileName, removeChildConfig, resolveConfigDir, sweepChildConfigs } from "../src/sandcastle/config-file.js";
 import { RunControl } from "../src/sandcastle/run-control.js";
 import { RunSlots } from "../src/sandcastle/run-slots.js";
 import { CapacityFullError, runSandcastle, type RunnerDeps } from "../src/sandcastle/runner.js";
-import { sessionLogKey, sessionLogSink } from "../src/sandcastle/session-log.js";
+import { budgetedJobLogSink, sessionLogKey, sessionLogSink } from "../src/sandcastle/session-log.js";
 import { join } from "node:path";
 import type { QueueWorkerSpec, WorkerDeps } from "./deps.js";
 
@@ -32,6 +33,8 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   const active = new Set((await deps.queues.sandcastleRun.getActive()).map((j) => String(j.id)));
   const swept = await sweepChildConfigs(configDir, active);
   if (swept.length > 0) log.warn({ run_ids: swept }, "removed config files left by runs that are no longer active");
+  const tempSwept = await sweepChildTempDirs(active);
+  if (tempSwept.length > 0) log.warn({ paths: tempSwept }, "removed temp dirs left by killed run children");
 
   const runner: RunnerDeps = {
     sandcastleEnabled: config.sandcastleEnabled,
@@ -60,7 +63,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
           runId,
           request,
           signal,
-          sinks: [sessionLogSink(deps.redis, sessionLogKey(prefix, request.session_id)), (lines) => job.log(lines.join("\n"))],
+          sinks: [sessionLogSink(deps.redis, sessionLogKey(prefix, request.session_id)), budgetedJobLogSink((text) => job.log(text), request.session_id)],
           onSpawn: (pid) => jlog.info({ pid }, "run child started"),
         },
         runner,

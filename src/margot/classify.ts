@@ -1,32 +1,44 @@
 // The intent router for Margot research output: action_shaped | informational | unknown.
 //
-// Deterministic and explainable. The text is cut into sentences; each sentence
-// is read for the seed's three positive cues and for the cues that cancel them:
+// Deterministic and explainable. The text is cut into sentences (lines, bullets,
+// headings, sentence ends, ";" and ", but"); each sentence is read for the
+// seed's three positive cues and for the cues that cancel them:
 //
-//   directive   0.40 strong: "we/you/the team should|must|need to", "I recommend",
-//                    "Recommendation:", "Action:", an imperative verb first
-//                    ("Fix the …"), or a modal whose subject is a named code
-//                    surface ("The auth middleware must set …");
+//   directive   0.40 strong: "we/you/the team should|must|need to", "I recommend (that we)",
+//                    "Recommend adding …", a label ("Recommendation:", "Action:",
+//                    "The fix:"), an imperative verb first ("Fix the …", also after
+//                    "TL;DR:"), or a modal whose subject is a named code surface
+//                    ("The auth middleware must set …");
 //               0.28 medium: any other subject with should/must/needs to.
 //   action verb 0.15 the verb the directive governs is an action verb (add, fix, …);
 //               0.07 one appears elsewhere in the sentence.
 //   surface     0.25 a specific code surface: file path, endpoint, `code`, call(),
-//                    identifier, or a modifier + surface noun ("the Stripe webhook");
+//                    identifier, or modifiers + surface noun ("the Stripe webhook handler");
 //               0.12 a bare surface noun ("the webhook").
 //   outcome     0.20 measurable in the sentence (numbers with units, %, from X to Y,
 //                    thresholds, "to zero"); 0.12 a purpose clause ("so that …") or
 //                    a measurable next sentence; 0.06 measurable elsewhere.
 //
 // No directive caps a sentence at 0.45. Hedges ("could consider", "might be
-// worth"), conditions ("if churn rises …"), reported advice ("according to …")
-// scale it down (×0.55 / ×0.6 / ×0.6); negation ("no need to", "should not"),
-// questions and research follow-ups ("do another deep dive") zero it.
-// The best sentence is the action sentence; its score is the confidence when it
-// reaches 0.75. A negated sentence about the same thing as the action sentence
-// is contradicting evidence: unknown. Empty, too short, garbled or raw-payload
-// text is unknown. Everything else is informational.
+// worth", "whether"), conditions ("if churn rises …") and advice reported from
+// others ("according to …", "Apple says …") scale it down (×0.55 / ×0.6 / ×0.6);
+// negation of the directive ("no need to", "should not", "don't need to"),
+// questions and research follow-ups ("do another deep dive", "investigate
+// further", a directive governing investigate/research/evaluate) zero it.
+//
+// The best sentence is the action sentence. The result:
+//   action_shaped  its score ≥ 0.75 (the seed's floor); confidence = that score.
+//   unknown        empty, too short (< 4 words), only fenced code, garbled (almost no
+//                  English function words), a failed-research notice, a negated
+//                  sentence about the same thing as an action sentence scoring ≥ 0.6
+//                  (mixed evidence), or a best score in [0.6, 0.75) with no cue
+//                  against it (partial evidence).
+//   informational  everything else; confidence 0.95 − 0.6 × best score, minus 0.2
+//                  when a hedged sentence names real code (ambiguous), within [0.55, 0.95].
+// Confidence is always the confidence in the returned label, two decimals.
+import type { Classification } from "./contract.js";
 
-export type Classification = "action_shaped" | "informational" | "unknown";
+export type { Classification };
 
 /** The seed's confidence floor for routing to action. */
 export const ACTION_CONFIDENCE_FLOOR = 0.75;
@@ -326,6 +338,7 @@ const LINE_MARKER = /^\s*(?:#{1,6}\s+|>\s*|[-*+\u2022]\s+|\d{1,3}[.)]\s+)/;
 export function splitSentences(text: string): string[] {
   const blocks: string[] = [];
   let current = "";
+  let currentIsHeading = false;
   for (const raw of normalise(text).split("\n")) {
     const line = raw.trim();
     if (line === "") {
@@ -335,12 +348,14 @@ export function splitSentences(text: string): string[] {
     }
     const startsItem = LINE_MARKER.test(raw);
     const cleaned = line.replace(LINE_MARKER, "").replace(/\*\*|__/g, "").trim();
-    if (startsItem || current === "" || /[.!?:]$/.test(current) || /^#/.test(line)) {
+    // A hard-wrapped paragraph continues on the next line; items, headings and finished sentences do not.
+    if (startsItem || current === "" || currentIsHeading || /[.!?:]$/.test(current)) {
       if (current) blocks.push(current);
       current = cleaned;
     } else {
       current = `${current} ${cleaned}`;
     }
+    currentIsHeading = /^#{1,6}\s/.test(line);
   }
   if (current) blocks.push(current);
 
@@ -401,10 +416,8 @@ const SURFACE_PATTERNS: { kind: string; pattern: RegExp }[] = [
   { kind: "event", pattern: /\b[a-z]+\.[a-z_]+(?:\.[a-z_]+)*\b(?=[\s,.;)]|$)/g },
 ];
 
-const NAMED_SURFACE = new RegExp(
-  String.raw`((?:[\w.'/-]+\s+){0,3}?)((?:[A-Za-z][\w.'-]*\s+){1,3})(?:${SURFACE_NOUNS})\b`,
-  "gi",
-);
+/** A run of surface nouns ("webhook handler", "code path"). */
+const SURFACE_NOUN_RUN = new RegExp(String.raw`\b(?:${SURFACE_NOUNS})(?:\s+(?:${SURFACE_NOUNS}))*\b`, "gi");
 const BARE_SURFACE = new RegExp(String.raw`\b(?:the|our|its)\s+(?:${SURFACE_NOUNS})\b`, "gi");
 
 const EVENT_FALSE_POSITIVES = /^(?:e\.g|i\.e|vs\.)|\.(?:js|ts|com|io|app|dev|net|org)$/i;
@@ -424,15 +437,20 @@ function findSurfaces(sentence: string): { surfaces: string[]; strong: boolean }
       add(text);
     }
   }
-  // Named surfaces: a surface noun with a meaningful modifier ("the Stripe webhook handler").
-  for (const match of sentence.matchAll(NAMED_SURFACE)) {
-    const modifiers = (match[2] ?? "").trim().split(/\s+/);
-    const meaningful = modifiers.filter((m) => !STOPWORD_MODIFIERS.has(m.toLowerCase()) && !/^\d/.test(m));
-    const last = modifiers.at(-1)?.toLowerCase() ?? "";
-    if (meaningful.length === 0 || STOPWORD_MODIFIERS.has(last)) continue;
-    // Keep the phrase from the first meaningful modifier to the noun.
-    const phrase = match[0].slice(match[0].toLowerCase().indexOf((meaningful[0] ?? "").toLowerCase()));
-    add(phrase);
+  // Named surfaces: a surface noun with up to three meaningful modifiers before it
+  // ("the Stripe webhook handler", "RestoreAssist's iOS billing code path").
+  for (const match of sentence.matchAll(SURFACE_NOUN_RUN)) {
+    const before = sentence.slice(0, match.index ?? 0).split(/\s+/).filter((t) => t !== "");
+    const modifiers: string[] = [];
+    for (let i = before.length - 1; i >= 0 && modifiers.length < 3; i--) {
+      const token = before[i] ?? "";
+      if (!/^[A-Za-z0-9][\w.'-]*$/.test(token)) break;
+      const lower = token.toLowerCase();
+      if (STOPWORD_MODIFIERS.has(lower) || /^\d+$/.test(token)) break;
+      if (ACTION_VERBS.has(lower) && !NOUN_LIKE_VERBS.has(lower)) break;
+      modifiers.unshift(token);
+    }
+    if (modifiers.length > 0) add(`${modifiers.join(" ")} ${match[0]}`);
   }
   const strong = surfaces.length > 0;
   if (!strong) for (const match of sentence.matchAll(BARE_SURFACE)) add(match[0]);
@@ -453,7 +471,6 @@ const MODAL =
 
 const SELF_STRONG_MODAL = /recommend|critical|important|essential|necessary|urgent|imperative|fix|next\s+step|remedy/i;
 
-type DirectiveFind = Directive;
 
 function tokensAfter(text: string, from: number): { word: string; start: number }[] {
   const tokens: { word: string; start: number }[] = [];
@@ -494,10 +511,15 @@ function looksLikeObject(word: string | undefined): boolean {
   );
 }
 
-function findDirective(sentence: string, surfaceSubject: (subject: string) => boolean): DirectiveFind | null {
+function findDirective(sentence: string, surfaceSubject: (subject: string) => boolean): Directive | null {
   // "Recommendation: switch …" / "Action: add …"
   const label = LABEL_DIRECTIVE.exec(sentence);
-  if (label) return { phrase: label[0].trim(), strength: "strong", kind: "label", start: 0, end: label[0].length };
+  // A bare "Recommended actions:" introduces the items below it; it is no instruction itself.
+  if (label) {
+    return sentence.slice(label[0].length).trim() === ""
+      ? null
+      : { phrase: label[0].trim(), strength: "strong", kind: "label", start: 0, end: label[0].length };
+  }
   const recommend = RECOMMEND_LEAD.exec(sentence);
   if (recommend) return { phrase: recommend[0].trim(), strength: "strong", kind: "label", start: 0, end: recommend[0].length };
   // "TL;DR: bump …": read past a neutral label, then look for an imperative.
@@ -520,13 +542,13 @@ function findDirective(sentence: string, surfaceSubject: (subject: string) => bo
     }
   }
 
-  let best: DirectiveFind | null = null;
+  let best: Directive | null = null;
   for (const match of sentence.matchAll(MODAL)) {
     const start = match.index ?? 0;
     const before = sentence.slice(0, start);
     const subject = before.split(/[,:]/).at(-1) ?? before;
     const strong = SELF_STRONG_MODAL.test(match[0]) || STRONG_SUBJECTS.test(subject.split(/\s+/).slice(-4).join(" ")) || surfaceSubject(subject);
-    const find: DirectiveFind = {
+    const find: Directive = {
       phrase: match[0],
       strength: strong ? "strong" : "medium",
       kind: "modal",

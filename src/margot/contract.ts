@@ -53,6 +53,10 @@ export type MargotResearchCompletion = z.infer<typeof MargotResearchCompletion>;
 export const Classification = z.enum(["action_shaped", "informational", "unknown"]);
 export type Classification = z.infer<typeof Classification>;
 
+/** The size of a proposed change (see extract.ts for the heuristic). */
+export const ComplexityTier = z.enum(["basic", "detailed", "advanced"]);
+export type ComplexityTier = z.infer<typeof ComplexityTier>;
+
 /** What the bridge did with a completion (the seed's outcomes, plus duplicate). */
 export const IntentStatus = z.enum([
   "informational",

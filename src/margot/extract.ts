@@ -1,9 +1,9 @@
 // Extraction for action-shaped research: what to do, where, on which branch,
 // how big, how we know it is done, and what is out of scope. Pure.
 import { baseVerb, readResearch, type ResearchReading, type SentenceReading } from "./classify.js";
+import type { ComplexityTier } from "./contract.js";
 import { findProjectByRepo, projectSpellings, REPO_PATTERN, type Project } from "./projects.js";
 
-export type ComplexityTier = "basic" | "detailed" | "advanced";
 export type TargetSource = "explicit_repo" | "project_mention";
 
 export interface TargetRepoDetection {
@@ -333,6 +333,7 @@ const OUTCOME_CLAUSE =
 const TO_BRING = /\bto\s+(bring|cut|reduce|lower|keep|get)\s+(.+)$/i;
 const EXPECTED_EFFECT =
   /\b(?:should|will|would)\s+(?:bring|cut|reduce|drop|lower|get|take|make)\b|\bbrings?\s+(?:it|this|that|\w+)\s+(?:down\s+)?to\b|^(?:target|success|goal|expected)\b|\bfrom\s+[^,;]*\d[^,;]*\s+to\s+(?:under\s+|below\s+)?\d/i;
+const EFFECT_PARTICIPLE = /,\s*((?:reducing|cutting|lowering|bringing|eliminating|preventing|saving)\b.+)$/i;
 const DRAW_OUTCOME = /\b(?:which\s+(?:will|should)|this\s+should)\s+(.+)$/i;
 
 /**
@@ -347,7 +348,11 @@ export function acceptanceCriteria(reading: ResearchReading, title: string): str
     if (s.negations.length > 0 || s.question || s.followUps.length > 0 || s.hedges.length > 0) continue;
     const isTarget = /^(?:target|success|acceptance|goal)\b/i.test(s.text) || /\bsuccess\s+means\b/i.test(s.text);
     if (!actions.has(s) && !isTarget && !(s.directive && s.measurable.length > 0)) continue;
-    const clause = OUTCOME_CLAUSE.exec(s.text)?.[1] ?? TO_BRING.exec(s.text)?.slice(1).join(" ") ?? DRAW_OUTCOME.exec(s.text)?.[1];
+    const clause =
+      OUTCOME_CLAUSE.exec(s.text)?.[1] ??
+      TO_BRING.exec(s.text)?.slice(1).join(" ") ??
+      DRAW_OUTCOME.exec(s.text)?.[1] ??
+      EFFECT_PARTICIPLE.exec(s.text)?.[1];
     if (clause) criteria.push(tidy(clause));
     else if (isTarget || s.measurable.length > 0) criteria.push(tidy(s.text));
   }

@@ -1,15 +1,16 @@
 // Splits a child's byte stream into lines with bounded memory: a line longer than the cap is cut
 // with a marker and the rest of it dropped, so 50 MB without a newline costs 64 KiB, not 50 MB.
 // (readline and execa's line splitting both buffer an unterminated line without bound.)
+import { StringDecoder } from "node:string_decoder";
 
 export const MAX_LINE_BYTES = 64 * 1024;
-const NL = 0x0a;
 
 export class LineSplitter {
-  private parts: Buffer[] = [];
-  private kept = 0;
-  private dropped = 0;
-  private readonly decoder = new TextDecoder("utf-8");
+  private parts: string[] = [];
+  private keptBytes = 0;
+  private droppedBytes = 0;
+  /** Holds a multi-byte character split across two chunks until it is whole. */
+  private readonly decoder = new StringDecoder("utf8");
 
   constructor(
     private readonly onLine: (line: string) => void,
@@ -17,46 +18,61 @@ export class LineSplitter {
   ) {}
 
   push(chunk: Buffer): void {
+    const text = this.decoder.write(chunk);
     let start = 0;
     for (;;) {
-      const nl = chunk.indexOf(NL, start);
+      const nl = text.indexOf("\n", start);
       if (nl === -1) {
-        this.keep(chunk.subarray(start));
+        if (start < text.length) this.keep(text.slice(start));
         return;
       }
-      this.keep(chunk.subarray(start, nl));
-      this.emit();
+      // Fast path: a whole line inside one chunk, well under the cap (1 char ≤ 3 UTF-8 bytes here).
+      if (this.parts.length === 0 && this.droppedBytes === 0 && (nl - start) * 3 <= this.maxBytes) {
+        this.onLine(stripCr(text.slice(start, nl)));
+      } else {
+        this.keep(text.slice(start, nl));
+        this.emit();
+      }
       start = nl + 1;
     }
   }
 
   /** The child closed its output: a last line without a newline still counts. */
   end(): void {
-    if (this.kept > 0 || this.dropped > 0) this.emit();
+    const rest = this.decoder.end();
+    if (rest) this.keep(rest);
+    if (this.parts.length > 0 || this.droppedBytes > 0) this.emit();
   }
 
-  private keep(bytes: Buffer): void {
-    if (bytes.length === 0) return;
-    const room = this.maxBytes - this.kept;
+  private keep(piece: string): void {
+    if (piece.length === 0) return;
+    const bytes = Buffer.byteLength(piece);
+    const room = this.maxBytes - this.keptBytes;
     if (room <= 0) {
-      this.dropped += bytes.length;
+      this.droppedBytes += bytes;
       return;
     }
-    const take = bytes.length <= room ? bytes : bytes.subarray(0, room);
-    // Copy: the caller's chunk buffer may be reused after we return.
-    this.parts.push(Buffer.from(take));
-    this.kept += take.length;
-    this.dropped += bytes.length - take.length;
+    if (bytes <= room) {
+      this.parts.push(piece);
+      this.keptBytes += bytes;
+      return;
+    }
+    // Cut on a character boundary at or below the room left.
+    const head = Buffer.from(piece).subarray(0, room).toString("utf8").replace(/\uFFFD$/, "");
+    const headBytes = Buffer.byteLength(head);
+    this.parts.push(head);
+    this.keptBytes += headBytes;
+    this.droppedBytes += bytes - headBytes;
   }
 
   private emit(): void {
-    const buf = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.kept);
-    let line = this.decoder.decode(buf);
-    if (line.endsWith("\r")) line = line.slice(0, -1);
-    if (this.dropped > 0) line += ` …[line truncated: ${this.dropped} more bytes]`;
+    let line = stripCr(this.parts.join(""));
+    if (this.droppedBytes > 0) line += ` …[line truncated: ${this.droppedBytes} more bytes]`;
     this.parts = [];
-    this.kept = 0;
-    this.dropped = 0;
+    this.keptBytes = 0;
+    this.droppedBytes = 0;
     this.onLine(line);
   }
 }
+
+const stripCr = (line: string) => (line.endsWith("\r") ? line.slice(0, -1) : line);

@@ -2,12 +2,18 @@
 // (one XADD per line is ~12x slower than one per 100-line batch on this kind of machine).
 import type { Redis } from "ioredis";
 
-/** Stream entries kept per session (each holds up to BATCH_LINES lines). */
+/** Stream entries kept per session (each holds one batch of lines). */
 export const SESSION_LOG_MAXLEN = 5000;
-export const BATCH_LINES = 100;
+/** A batch goes out at 100 lines when Redis is idle; while a write is in flight it grows (Nagle-style) up to 2000 lines or 512 KiB. */
+const MIN_BATCH_LINES = 100;
+const MAX_BATCH_LINES = 2000;
+const MAX_BATCH_CHARS = 512 * 1024;
 const FLUSH_MS = 200;
-const MAX_IN_FLIGHT = 16;
+/** Reading pauses beyond this many outstanding batches: at most ~2 MiB of lines wait in memory. */
+const MAX_IN_FLIGHT = 4;
 const RETAIN_SECONDS = 14 * 24 * 3600;
+/** Lines a job's own log takes before it points to the session log instead. */
+export const JOB_LOG_BUDGET_LINES = 20_000;
 
 export function sessionLogKey(prefix: string, sessionId: string): string {
   return `${prefix}:session-log:${sessionId}`;
@@ -18,6 +24,7 @@ export type BatchSink = (lines: readonly string[]) => Promise<unknown>;
 /** Batches lines to sinks; reports saturation so the producer of lines can pause. */
 export class LineBatcher {
   private batch: string[] = [];
+  private batchChars = 0;
   private timer: NodeJS.Timeout | null = null;
   private inFlight = 0;
   private waiters: Array<() => void> = [];
@@ -35,7 +42,9 @@ export class LineBatcher {
 
   write(line: string): void {
     this.batch.push(line);
-    if (this.batch.length >= BATCH_LINES) this.flush();
+    this.batchChars += line.length;
+    const n = this.batch.length;
+    if (n >= MAX_BATCH_LINES || this.batchChars >= MAX_BATCH_CHARS || (n >= MIN_BATCH_LINES && this.inFlight === 0)) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
   }
 
@@ -47,6 +56,7 @@ export class LineBatcher {
     if (this.batch.length === 0) return;
     const lines = this.batch;
     this.batch = [];
+    this.batchChars = 0;
     this.inFlight += 1;
     void Promise.allSettled(this.sinks.map((sink) => sink(lines))).then((results) => {
       // A lost log batch must not fail the run: count it and go on.
@@ -69,13 +79,33 @@ export class LineBatcher {
   }
 }
 
+/** Lines never hold "\n" (the splitter cut on it), so a batch is stored as one newline-joined field: no JSON escaping. */
 export function sessionLogSink(redis: Redis, key: string): BatchSink {
+  let batches = 0;
   return async (lines) => {
-    await redis
-      .multi()
-      .xadd(key, "MAXLEN", "~", String(SESSION_LOG_MAXLEN), "*", "lines", JSON.stringify(lines))
-      .expire(key, RETAIN_SECONDS)
-      .exec();
+    const multi = redis.multi().xadd(key, "MAXLEN", "~", String(SESSION_LOG_MAXLEN), "*", "lines", lines.join("\n"));
+    if (batches++ % 50 === 0) multi.expire(key, RETAIN_SECONDS);
+    await multi.exec();
+  };
+}
+
+/**
+ * The job's own log (Bull Board's Logs tab), bounded per job: every line up to `budgetLines`,
+ * then one pointer to the session log, which keeps everything.
+ */
+export function budgetedJobLogSink(append: (text: string) => Promise<unknown>, sessionId: string, budgetLines = JOB_LOG_BUDGET_LINES): BatchSink {
+  let written = 0;
+  let pointed = false;
+  return async (lines) => {
+    if (written >= budgetLines) {
+      if (pointed) return;
+      pointed = true;
+      await append(`…[job log stops after ${budgetLines} lines; the full log: sandcastle-queue logs ${sessionId}]`);
+      return;
+    }
+    const take = lines.length <= budgetLines - written ? lines : lines.slice(0, budgetLines - written);
+    written += take.length;
+    await append(take.join("\n"));
   };
 }
 
@@ -87,7 +117,7 @@ export async function readSessionLog(redis: Redis, key: string): Promise<string[
     const entries = await redis.xrange(key, start, "+", "COUNT", 500);
     for (const [, fields] of entries) {
       const i = fields.indexOf("lines");
-      if (i >= 0) out.push(...(JSON.parse(fields[i + 1] ?? "[]") as string[]));
+      if (i >= 0) out.push(...(fields[i + 1] ?? "").split("\n"));
     }
     if (entries.length < 500) return out;
     const lastId = entries[entries.length - 1]![0];

@@ -1,0 +1,230 @@
+// PII redaction at the seed's "standard" strictness, run on every draft before
+// it leaves the process (Telegram, Linear). Pure: configuration is passed in.
+//
+// Replaced, in this order (earlier passes protect later ones from partial matches):
+//   [SECRET]        key shapes (sk-…, sk_live_…, whsec_…, ghp_…, github_pat_…, AKIA…, xox…-,
+//                   AIza…, lin_api_…, glpat-…, JWTs, PEM private keys), "Bearer <token>",
+//                   password/token/api_key=<value>, and the password in scheme://user:pass@host
+//   [INTERNAL_URL]  URLs whose host is internal: localhost, *.localhost, *.internal, *.local,
+//                   private/loopback/link-local IPs, and configured hosts (exact, or "*.suffix"
+//                   for any subdomain of suffix); bare internal host names (with or without
+//                   port and path) too
+//   [EMAIL]         addresses
+//   [IP]            IPv4 (not versions: "v1.2.3.4", "version 10.0.0.1" survive) and IPv6
+//   [PHONE]         +international, US (555) 123-4567 / 555-123-4567, and national numbers
+//                   with a leading 0 (0412 345 678, (02) 9876 5432, 1300/1800 numbers);
+//                   never dates, versions, or ids such as RA-1856 or CVE-2024-34351
+//   [CUSTOMER]      configured customer names, case-insensitive, whole words
+// Public URLs (github.com, docs) and their paths survive.
+import { isIPv4, isIPv6 } from "node:net";
+import { z } from "zod";
+
+export const PiiConfig = z
+  .object({
+    /** Extra internal hosts: "admin.example.com" (exact) or "*.corp.example.com" (subdomains). */
+    internal_hosts: z.array(z.string().trim().min(1)).default([]),
+    /** Customer names to hide; matched case-insensitively as whole words. */
+    customer_names: z.array(z.string().trim().min(1)).default([]),
+  })
+  .strict();
+export type PiiConfig = z.input<typeof PiiConfig>;
+
+export const PII_TOKENS = {
+  email: "[EMAIL]",
+  phone: "[PHONE]",
+  ip: "[IP]",
+  internal_url: "[INTERNAL_URL]",
+  secret: "[SECRET]",
+  customer: "[CUSTOMER]",
+} as const;
+
+export type PiiKind = keyof typeof PII_TOKENS;
+export type PiiCounts = Record<PiiKind, number>;
+
+export interface PiiRedaction {
+  text: string;
+  counts: PiiCounts;
+}
+
+// ---------------------------------------------------------------- secrets
+
+const SECRET_SHAPES: RegExp[] = [
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
+  /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
+  /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/g,
+  /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}/g,
+  /\bwhsec_[A-Za-z0-9+/=]{16,}/g,
+  /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
+  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
+  /\bxox[abposr]-[A-Za-z0-9-]{10,}/g,
+  /\bAIza[0-9A-Za-z_-]{35}/g,
+  /\blin_api_[A-Za-z0-9]{20,}/g,
+  /\bglpat-[A-Za-z0-9_-]{20,}/g,
+];
+const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]{12,}/gi;
+const KEY_VALUE =
+  /\b((?:password|passwd|pwd|secret|client[_-]?secret|api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|token)\s*[:=]\s*)(["']?)([^\s"',;]{8,})\2/gi;
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:@/]+:)([^\s@/]+)(@)/gi;
+
+// ---------------------------------------------------------------- hosts
+
+const URL_PATTERN = /\b(?:https?|wss?|ftp|postgres(?:ql)?|redis|mysql|mongodb(?:\+srv)?):\/\/[^\s<>"'`]+/gi;
+const BARE_HOST =
+  /(?<![\w@.:/-])((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)(:\d{2,5})?(\/[^\s<>"'`)\]]*)?/gi;
+
+function ipv4Private(host: string): boolean {
+  const parts = host.split(".").map(Number);
+  const [a = -1, b = -1] = parts;
+  return (
+    a === 10 ||
+    a === 127 ||
+    a === 0 ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 169 && b === 254) ||
+    (a === 100 && b >= 64 && b <= 127)
+  );
+}
+
+function ipv6Private(host: string): boolean {
+  const h = host.toLowerCase();
+  return h === "::1" || h === "::" || /^f[cd][0-9a-f]{0,2}:/.test(h) || /^fe[89ab][0-9a-f]?:/.test(h) || /^::ffff:(?:10|127|192\.168)\./.test(h);
+}
+
+function hostMatches(host: string, pattern: string): boolean {
+  const p = pattern.toLowerCase();
+  if (p.startsWith("*.")) return host.endsWith(p.slice(1)) && host.length > p.length - 1;
+  return host === p;
+}
+
+const ALWAYS_INTERNAL = ["localhost", "*.localhost", "*.internal", "*.local"];
+
+function isInternalHost(rawHost: string, configured: readonly string[]): boolean {
+  const host = rawHost.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
+  if (isIPv4(host)) return ipv4Private(host);
+  if (isIPv6(host)) return ipv6Private(host);
+  return [...ALWAYS_INTERNAL, ...configured].some((pattern) => hostMatches(host, pattern));
+}
+
+/** Split off sentence punctuation and unbalanced closing brackets: "(see http://x.internal/a)." */
+function trailingPunctuation(match: string): [string, string] {
+  let body = match;
+  let tail = "";
+  for (;;) {
+    const last = body.at(-1) ?? "";
+    const unbalanced =
+      (last === ")" && (body.match(/\)/g) ?? []).length > (body.match(/\(/g) ?? []).length) ||
+      (last === "]" && (body.match(/\]/g) ?? []).length > (body.match(/\[/g) ?? []).length);
+    if (!/[.,;:!?]/.test(last) && !unbalanced) break;
+    if (last === "") break;
+    tail = last + tail;
+    body = body.slice(0, -1);
+  }
+  return [body, tail];
+}
+
+// ---------------------------------------------------------------- addresses and numbers
+
+const EMAIL = /(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b/g;
+const IPV4 = /(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w]|\.\d)/g;
+const VERSION_LEAD = /(?:\bv|\bversion|\bver\.?|\brelease|\bbuild|\bsdk|@)\s*$/i;
+const IPV6_CANDIDATE = /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{0,4}|\d{1,3}(?:\.\d{1,3}){3})(?![\w:])/g;
+
+const PHONES: RegExp[] = [
+  // International: +CC then 2–6 groups.
+  /(?<![\w+])\+\d{1,3}(?:[\s.-]?(?:\(\d{1,4}\)|\d{1,4})){2,6}(?!\w)/g,
+  // US: (555) 123-4567, 555-123-4567, 555.123.4567, 555 123 4567.
+  /(?<![\w.+-])(?:\(\d{3}\)\s?|\d{3}[-.\s])\d{3}[-.\s]\d{4}(?![\w-]|\.\d)/g,
+  // National with trunk 0: (02) 9876 5432, 0412 345 678, 020 7946 0958.
+  /(?<![\w.+-])(?:\(0\d{1,4}\)\s?\d{3,4}[\s-]?\d{3,4}|0\d{1,4}[\s-]\d{3,4}[\s-]\d{3,4}|04\d{8})(?![\w-]|\.\d)/g,
+  // Australian 1300 / 1800 numbers.
+  /(?<![\w.+-])1[38]00[\s-]?\d{3}[\s-]?\d{3}(?![\w-]|\.\d)/g,
+];
+
+function digitCount(s: string): number {
+  return (s.match(/\d/g) ?? []).length;
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+// ---------------------------------------------------------------- redact
+
+/** Redact PII from `text` at standard strictness. Pure; `config` is validated. */
+export function redactPii(text: string, config: PiiConfig = {}): PiiRedaction {
+  const { internal_hosts, customer_names } = PiiConfig.parse(config);
+  const counts: PiiCounts = { email: 0, phone: 0, ip: 0, internal_url: 0, secret: 0, customer: 0 };
+  let out = text;
+  const replace = (pattern: RegExp, kind: PiiKind, accept: (match: string, offset: number, all: string) => string | null) => {
+    out = out.replace(pattern, (...args: unknown[]) => {
+      const match = args[0] as string;
+      const offset = args.find((a, i) => i > 0 && typeof a === "number") as number;
+      const replacement = accept(match, offset, out);
+      if (replacement === null) return match;
+      counts[kind]++;
+      return replacement;
+    });
+  };
+
+  // Secrets.
+  for (const shape of SECRET_SHAPES) replace(shape, "secret", () => PII_TOKENS.secret);
+  replace(BEARER, "secret", (m) => `${m.split(/\s+/)[0] ?? "Bearer"} ${PII_TOKENS.secret}`);
+  replace(KEY_VALUE, "secret", (m) => {
+    const parts = new RegExp(KEY_VALUE.source, "i").exec(m);
+    const value = parts?.[3] ?? "";
+    if (value.startsWith("[") || !/\d/.test(value) || !/[A-Za-z]/.test(value)) return null;
+    return `${parts?.[1] ?? ""}${parts?.[2] ?? ""}${PII_TOKENS.secret}${parts?.[2] ?? ""}`;
+  });
+  // URLs on internal hosts, then bare internal host names.
+  replace(URL_PATTERN, "internal_url", (m) => {
+    const [url, tail] = trailingPunctuation(m);
+    let host: string;
+    try {
+      host = new URL(url).hostname;
+    } catch {
+      return null;
+    }
+    return isInternalHost(host, internal_hosts) ? `${PII_TOKENS.internal_url}${tail}` : null;
+  });
+  replace(BARE_HOST, "internal_url", (m) => {
+    const [token, tail] = trailingPunctuation(m);
+    const host = /^[^:/]+/.exec(token)?.[0] ?? "";
+    if (isIPv4(host) || !host.includes(".") && host.toLowerCase() !== "localhost") return null;
+    // Plain "localhost" in prose names no system; with a port or path it does.
+    if (host.toLowerCase() === "localhost" && token === host) return null;
+    return isInternalHost(host, internal_hosts) ? `${PII_TOKENS.internal_url}${tail}` : null;
+  });
+
+  // Passwords in URLs that stayed (public hosts).
+  replace(URL_PASSWORD, "secret", (m) => {
+    const parts = new RegExp(URL_PASSWORD.source, "i").exec(m);
+    return parts && !parts[2]?.startsWith("[") ? `${parts[1]}${PII_TOKENS.secret}${parts[3]}` : null;
+  });
+
+  replace(EMAIL, "email", () => PII_TOKENS.email);
+
+  replace(IPV4, "ip", (_m, offset, all) => (VERSION_LEAD.test(all.slice(Math.max(0, offset - 12), offset)) ? null : PII_TOKENS.ip));
+  replace(IPV6_CANDIDATE, "ip", (m) => {
+    if (!isIPv6(m) || !/[0-9a-f]/i.test(m.replace(/:/g, "")) || (m.match(/:/g) ?? []).length < 2) return null;
+    // Clock times and ratios are not addresses: require a hex letter, "::", or 4+ groups.
+    if (!/[a-f]/i.test(m) && !m.includes("::") && m.split(":").length < 4) return null;
+    return PII_TOKENS.ip;
+  });
+
+  for (const phone of PHONES) {
+    replace(phone, "phone", (m) => {
+      const digits = digitCount(m);
+      return digits >= 8 && digits <= 15 ? PII_TOKENS.phone : null;
+    });
+  }
+
+  const names = [...new Set(customer_names.map((n) => n.trim()).filter((n) => n !== ""))].sort((a, b) => b.length - a.length);
+  for (const name of names) {
+    const body = name.split(/\s+/).map(escapeRegExp).join("\\s+");
+    replace(new RegExp(`(?<![\\p{L}\\p{N}_])${body}(?![\\p{L}\\p{N}_])`, "giu"), "customer", () => PII_TOKENS.customer);
+  }
+
+  return { text: out, counts };
+}

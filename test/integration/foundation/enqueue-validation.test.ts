@@ -1,0 +1,91 @@
+// Schema refusals at enqueue: the message names the field, and nothing reaches Redis.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
+import { enqueueRun, openQueues, type Queues } from "../../../queues/index.js";
+import { InvalidInputError } from "../../../src/invalid-input.js";
+import { MAX_TIMEOUT_MINUTES } from "../../../src/sandcastle/contract.js";
+import { deletePrefix, redisUrl, tempDir, uniquePrefix } from "../../helpers/scope.js";
+
+const prefix = uniquePrefix();
+const dir = tempDir();
+const manifestDir = join(dir.path, "manifests");
+let redis: Redis;
+let queues: Queues;
+
+const good = () => ({
+  session_id: "sess-1",
+  agent: "script",
+  sandbox: "noSandbox",
+  dry_run: true,
+  prompt_template_dir: "/tmp/templates",
+  branch: "agent/fix-42",
+  repo_workdir: "/tmp/repo",
+  env_manifest_name: "restoreassist",
+});
+
+beforeAll(() => {
+  mkdirSync(manifestDir, { recursive: true });
+  writeFileSync(join(manifestDir, "restoreassist.json"), JSON.stringify({ project_slug: "restoreassist", vars: ["ANTHROPIC_API_KEY", "GITHUB_TOKEN", "REGION"] }));
+  redis = new Redis(redisUrl());
+  queues = openQueues(redis, prefix);
+});
+
+afterAll(async () => {
+  await queues.close();
+  redis.disconnect();
+  await deletePrefix(redisUrl(), prefix);
+  dir.remove();
+});
+
+async function refusal(patch: Record<string, unknown>): Promise<string> {
+  const input = { ...good(), ...patch };
+  for (const [k, v] of Object.entries(patch)) if (v === undefined) delete (input as Record<string, unknown>)[k];
+  try {
+    await enqueueRun(queues.sandcastleRun, input, { envManifestDir: manifestDir });
+  } catch (err) {
+    expect(err).toBeInstanceOf(InvalidInputError);
+    return (err as Error).message;
+  }
+  throw new Error(`expected a refusal for ${JSON.stringify(patch)}`);
+}
+
+describe("sandcastle-run payload refusals", () => {
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ["relative prompt_template_dir", { prompt_template_dir: "templates/x" }, /prompt_template_dir: prompt_template_dir must be an absolute path/],
+    ["relative repo_workdir", { repo_workdir: "./repo" }, /repo_workdir: .*absolute path/],
+    ["manifest name with /", { env_manifest_name: "a/b" }, /env_manifest_name: must be a plain name/],
+    ["manifest name with ..", { env_manifest_name: "..x" }, /env_manifest_name: must be a plain name/],
+    ["empty manifest name", { env_manifest_name: "" }, /env_manifest_name: must be a plain name/],
+    ["extra_env key not an env name", { extra_env: { "1BAD-NAME": "x" } }, /extra_env.1BAD-NAME: must be an environment variable name/],
+    ["timeout 0", { timeout_minutes: 0 }, /timeout_minutes: must be greater than 0/],
+    ["timeout negative", { timeout_minutes: -5 }, /timeout_minutes: must be greater than 0/],
+    ["timeout above maximum", { timeout_minutes: MAX_TIMEOUT_MINUTES + 1 }, new RegExp(`timeout_minutes: must be at most ${MAX_TIMEOUT_MINUTES}`)],
+    ["unknown field", { colour: "blue" }, /unknown field\(s\) "colour"/],
+    ["wrong type", { parallel_implementers: "3" }, /parallel_implementers: /],
+    ["unknown agent", { agent: "gpt" }, /agent: /],
+    ["missing session_id", { session_id: undefined }, /session_id: /],
+    ["bad branch", { branch: "../../etc" }, /branch: /],
+    ["noSandbox outside dry run", { dry_run: false }, /sandbox: noSandbox is never used in an autonomy path/],
+    ["secret-shaped extra_env", { extra_env: { STRIPE_SECRET: "x" } }, /extra_env.STRIPE_SECRET: looks like a secret/],
+    ["extra_env overlapping the manifest", { extra_env: { REGION: "eu" } }, /extra_env: REGION also named by env manifest "restoreassist"/],
+    ["missing manifest", { env_manifest_name: "nope" }, /env_manifest_name: env manifest "nope" not found/],
+  ];
+
+  for (const [name, patch, pattern] of cases) {
+    it(`refuses ${name}`, async () => {
+      expect(await refusal(patch)).toMatch(pattern);
+    });
+  }
+
+  it("enqueued nothing for any refusal, and accepts the good request with the seed's defaults", async () => {
+    expect(await queues.sandcastleRun.count()).toBe(0);
+    const { runId, request } = await enqueueRun(queues.sandcastleRun, good(), { envManifestDir: manifestDir });
+    expect(runId).toMatch(/^run-[0-9a-f-]{36}$/);
+    expect(request).toMatchObject({ parallel_implementers: 1, timeout_minutes: 30, extra_env: {}, on_capacity: "wait" });
+    const job = await queues.sandcastleRun.getJob(runId);
+    expect(job?.data).toEqual(request);
+    expect(job?.opts.attempts).toBe(1);
+  });
+});

@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { containsKeyShape, createRedactor } from "../../../src/redact/index.js";
+
+const redactor = createRedactor();
+
+/** Deterministic fake token body; built at runtime so no secret-looking literal sits in the repo. */
+function body(alphabet: string, length: number): string {
+  let out = "";
+  for (let i = 0; i < length; i++) out += alphabet[(i * 7 + 3) % alphabet.length] ?? "";
+  return out;
+}
+const ALNUM = "aB3cD4eF5gH6iJ7kL8mN9pQ2rS";
+const URLSAFE = `${ALNUM}_-`;
+const b64url = (value: string): string => Buffer.from(value).toString("base64url");
+
+const SHAPES: readonly [kind: string, token: string][] = [
+  ["anthropic", `sk-ant-api03-${body(URLSAFE, 93)}AA`],
+  ["anthropic", `sk-ant-admin01-${body(URLSAFE, 93)}AA`],
+  ["anthropic", "sk-ant-fake-key-for-test"],
+  ["openai", `sk-${body(ALNUM, 48)}`],
+  ["openai", `sk-proj-${body(URLSAFE, 64)}`],
+  ["github", `ghp_${body(ALNUM, 36)}`],
+  ["github", `gho_${body(ALNUM, 36)}`],
+  ["github", `ghu_${body(ALNUM, 36)}`],
+  ["github", `ghs_${body(ALNUM, 36)}`],
+  ["github", `ghr_${body(ALNUM, 36)}`],
+  ["github-pat", `github_pat_${body(`${ALNUM}_`, 82)}`],
+  ["aws", `AKIA${body("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)}`],
+  ["aws", `ASIA${body("QRSTUVWXYZ234567", 16)}`],
+  ["slack", `xoxb-1234567890-1234567890123-${body(ALNUM, 24)}`],
+  ["slack", `xoxp-${body(`${ALNUM}-`, 40)}`],
+  ["jwt", `${b64url('{"alg":"HS256","typ":"JWT"}')}.${b64url('{"sub":"1234567890","iat":1516239022}')}.${body(URLSAFE, 43)}`],
+  ["telegram", `123456789:AA${body(URLSAFE, 33)}`],
+  ["linear", `lin_api_${body(ALNUM, 40)}`],
+];
+
+describe("key shapes", () => {
+  it.each(SHAPES)("%s: %s is replaced and named", (kind, token) => {
+    const out = redactor.line(`value ${token} end`);
+    expect(out).toBe(`value [REDACTED:${kind}] end`);
+    expect(containsKeyShape(token)).toBe(true);
+    expect(containsKeyShape(out)).toBe(false);
+  });
+
+  it("keeps the word Bearer and redacts the token", () => {
+    const out = redactor.line(`Authorization: Bearer ${body(`${ALNUM}.`, 40)}`);
+    expect(out).toBe("Authorization: Bearer [REDACTED:bearer]");
+  });
+
+  it("a JWT after Bearer is redacted once, as the bearer token", () => {
+    const jwt = SHAPES.find(([kind]) => kind === "jwt")?.[1] ?? "";
+    expect(redactor.line(`Bearer ${jwt}`)).toBe("Bearer [REDACTED:bearer]");
+  });
+
+  it.each([
+    ["ordinary words", "the quick brown fox jumps over the lazy dog"],
+    ["git SHA", "commit 3f2a9c1b7d4e5f60718293a4b5c6d7e8f9012345 merged"],
+    ["UUID", "run 550e8400-e29b-41d4-a716-446655440000 started"],
+    ["hyphenated word after sk-", "uses sk-learn-compatible-estimator-interface"],
+    ["sk inside a word", "risk-assessment-framework-for-AI-systems-2024"],
+    ["short ghp_", `ghp_${body(ALNUM, 20)}`],
+    ["AKIA too short", `AKIA${body("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 12)}`],
+    ["prose Bearer", "Bearer tokens are nice; see Bearer authentication."],
+    ["timestamp", "2024-01-01T12:34:56.789Z"],
+    ["line:col", "src/index.ts:12345:67"],
+    ["eyJ without payload", `${b64url('{"alg":"none"}')} alone`],
+    ["telegram with 40-char tail", `12345:${"a".repeat(40)}`],
+  ])("near miss survives: %s", (_label, line) => {
+    expect(redactor.line(line)).toBe(line);
+    expect(containsKeyShape(line)).toBe(false);
+  });
+});
