@@ -332,6 +332,21 @@ function stripFences(text: string): { prose: string; hadFence: boolean } {
   return { prose, hadFence };
 }
 
+/** Longest token and sentence read: real ones are far shorter, and the bounds keep every pattern linear. */
+export const MAX_TOKEN_LENGTH = 200;
+export const MAX_SENTENCE_LENGTH = 1000;
+
+function boundTokens(text: string): string {
+  return text.replace(/\S{201,}/g, (token) => token.slice(0, MAX_TOKEN_LENGTH));
+}
+
+function boundSentence(sentence: string): string {
+  if (sentence.length <= MAX_SENTENCE_LENGTH) return sentence;
+  const cut = sentence.slice(0, MAX_SENTENCE_LENGTH);
+  const space = cut.lastIndexOf(" ");
+  return space > MAX_SENTENCE_LENGTH / 2 ? cut.slice(0, space) : cut;
+}
+
 const LINE_MARKER = /^\s*(?:#{1,6}\s+|>\s*|[-*+\u2022]\s+|\d{1,3}[.)]\s+)/;
 
 /** Cut text into sentences: blocks by line structure, then on sentence punctuation and contrast markers. */
@@ -360,10 +375,10 @@ export function splitSentences(text: string): string[] {
   if (current) blocks.push(current);
 
   const sentences: string[] = [];
-  for (const block of blocks) {
+  for (const block of blocks.map(boundTokens)) {
     const masked = block.replace(ABBREVIATION, (m) => m.replace(/\./g, DOT_MASK));
     for (const piece of masked.split(/(?<=[.!?])["')\]]*\s+|;\s+|,\s+(?=(?:but|however|although|whereas)\b)/i)) {
-      const sentence = piece.replaceAll(DOT_MASK, ".").trim();
+      const sentence = boundSentence(piece.replaceAll(DOT_MASK, ".").trim());
       if (sentence) sentences.push(sentence);
     }
   }
@@ -440,7 +455,8 @@ function findSurfaces(sentence: string): { surfaces: string[]; strong: boolean }
   // Named surfaces: a surface noun with up to three meaningful modifiers before it
   // ("the Stripe webhook handler", "RestoreAssist's iOS billing code path").
   for (const match of sentence.matchAll(SURFACE_NOUN_RUN)) {
-    const before = sentence.slice(0, match.index ?? 0).split(/\s+/).filter((t) => t !== "");
+    const at = match.index ?? 0;
+    const before = sentence.slice(Math.max(0, at - 120), at).split(/\s+/).filter((t) => t !== "");
     const modifiers: string[] = [];
     for (let i = before.length - 1; i >= 0 && modifiers.length < 3; i--) {
       const token = before[i] ?? "";
@@ -629,7 +645,7 @@ function scoreSentence(s: Omit<SentenceReading, "score">, neighbourMeasurable: b
 
 /** Sentence-by-sentence reading of a research body; `classify` and extraction both start here. */
 export function readResearch(text: string): ResearchReading {
-  const { prose } = stripFences(normalise(text));
+  const prose = boundTokens(stripFences(normalise(text)).prose);
   const raw = splitSentences(prose).map((sentence, index) => readSentence(sentence, index));
   const docMeasurable = raw.some((s) => s.measurable.length > 0);
   const sentences: SentenceReading[] = raw.map((s, i) => {

@@ -65,13 +65,15 @@ const SECRET_SHAPES: RegExp[] = [
 const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]{12,}/gi;
 const KEY_VALUE =
   /\b((?:password|passwd|pwd|secret|client[_-]?secret|api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|token)\s*[:=]\s*)(["']?)([^\s"',;]{8,})\2/gi;
-const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:@/]+:)([^\s@/]+)(@)/gi;
+// Bounded repeats throughout: an unbounded class after \b makes a long token quadratic.
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]{0,30}:\/\/[^\s:@/]{1,256}:)([^\s@/]{1,256})(@)/gi;
 
 // ---------------------------------------------------------------- hosts
 
 const URL_PATTERN = /\b(?:https?|wss?|ftp|postgres(?:ql)?|redis|mysql|mongodb(?:\+srv)?):\/\/[^\s<>"'`]+/gi;
-const BARE_HOST =
-  /(?<![\w@.:/-])((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)(:\d{2,5})?(\/[^\s<>"'`)\]]*)?/gi;
+// A host-shaped token, optional port and path; the host itself is checked in code.
+const BARE_HOST = /(?<![\w@.:/-])[a-z0-9][a-z0-9.-]{0,252}(?::\d{2,5})?(?:\/[^\s<>"'`]*)?/gi;
+const HOSTNAME = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 
 function ipv4Private(host: string): boolean {
   const parts = host.split(".").map(Number);
@@ -126,7 +128,7 @@ function trailingPunctuation(match: string): [string, string] {
 
 // ---------------------------------------------------------------- addresses and numbers
 
-const EMAIL = /(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b/g;
+const EMAIL = /(?<![\w.+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}\b/g;
 const IPV4 = /(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w]|\.\d)/g;
 const VERSION_LEAD = /(?:\bv|\bversion|\bver\.?|\brelease|\bbuild|\bsdk|@)\s*$/i;
 const IPV6_CANDIDATE = /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{0,4}|\d{1,3}(?:\.\d{1,3}){3})(?![\w:])/g;
@@ -191,7 +193,8 @@ export function redactPii(text: string, config: PiiConfig = {}): PiiRedaction {
   replace(BARE_HOST, "internal_url", (m) => {
     const [token, tail] = trailingPunctuation(m);
     const host = /^[^:/]+/.exec(token)?.[0] ?? "";
-    if (isIPv4(host) || !host.includes(".") && host.toLowerCase() !== "localhost") return null;
+    if (host.length > 253 || !HOSTNAME.test(host)) return null;
+    if (isIPv4(host) || (!host.includes(".") && host.toLowerCase() !== "localhost")) return null;
     // Plain "localhost" in prose names no system; with a port or path it does.
     if (host.toLowerCase() === "localhost" && token === host) return null;
     return isInternalHost(host, internal_hosts) ? `${PII_TOKENS.internal_url}${tail}` : null;
