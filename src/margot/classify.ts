@@ -335,9 +335,10 @@ function stripFences(text: string): { prose: string; hadFence: boolean } {
 /** Longest token and sentence read: real ones are far shorter, and the bounds keep every pattern linear. */
 export const MAX_TOKEN_LENGTH = 200;
 export const MAX_SENTENCE_LENGTH = 1000;
+const LONG_TOKEN = new RegExp(String.raw`\S{${MAX_TOKEN_LENGTH + 1},}`, "g");
 
 function boundTokens(text: string): string {
-  return text.replace(/\S{201,}/g, (token) => token.slice(0, MAX_TOKEN_LENGTH));
+  return text.replace(LONG_TOKEN, (token) => token.slice(0, MAX_TOKEN_LENGTH));
 }
 
 function boundSentence(sentence: string): string {

@@ -78,7 +78,6 @@ function explicitRepoMentions(text: string, projects: readonly Project[]): RepoM
     const name = (m[2] ?? "").replace(/\.+$/, "");
     const index = m.index ?? 0;
     const pair = `${owner}/${name}`;
-    if (text.slice(Math.max(0, index - 11), index).toLowerCase().endsWith("github.com/")) continue;
     if (findProjectByRepo(projects, pair)) {
       push(pair, index);
       continue;
@@ -89,7 +88,11 @@ function explicitRepoMentions(text: string, projects: readonly Project[]): RepoM
     const before = text.slice(Math.max(0, index - 40), index);
     const after = text.slice(index + m[0].length, index + m[0].length + 20);
     const backticked = m[0].startsWith("`") && m[0].endsWith("`");
-    const strongContext = REPO_WORD_NEAR.test(before.split(/\s+/).slice(-4).join(" ")) || /^\s*(?:repo|repository)\b/i.test(after) || backticked || owners.has(owner.toLowerCase());
+    const strongContext =
+      backticked ||
+      owners.has(owner.toLowerCase()) ||
+      REPO_WORD_NEAR.test(before.split(/\s+/).slice(-4).join(" ")) ||
+      /^\s*(?:repo|repository)\b/i.test(after);
     const weakContext = REPO_CONTEXT_BEFORE.test(before);
     // Plain lowercase word pairs ("read/write") need a strong cue; anything else a preposition.
     const wordPair = /^[a-z]+$/.test(owner) && /^[a-z]+$/.test(name);
@@ -105,7 +108,9 @@ function escapeRegExp(s: string): string {
 function mentionsProject(text: string, project: Project): number {
   let count = 0;
   for (const spelling of projectSpellings(project)) {
-    const pattern = new RegExp(`(?<![\\p{L}\\p{N}_/-])${escapeRegExp(spelling).replace(/\\?[ -]/g, "[\\s-]?")}(?![\\p{L}\\p{N}_-])`, "giu");
+    // "Pi-Dev-Ops" also matches "pi dev ops" and "PiDevOps".
+    const body = escapeRegExp(spelling).replace(/[ -]+/g, "[\\s-]?");
+    const pattern = new RegExp(`(?<![\\p{L}\\p{N}_/-])${body}(?![\\p{L}\\p{N}_-])`, "giu");
     count += [...text.matchAll(pattern)].length;
   }
   return count;
@@ -155,8 +160,22 @@ export function detectTargetRepo(
 
 // ---------------------------------------------------------------- title and branch
 
-const TITLE_CUT =
-  /\s+so\s+that\b|\s+so\s+(?=we|the|it|that|users?|customers?|a|an|no|duplicate|retries)\b|,?\s+because\b|,?\s+since\b|,\s*which\b|\s+which\s+(?:will|should|would)\b|,?\s+(?:in\s+order\s+)?to\s+(?:cut|bring|reduce|prevent|avoid|keep|lower|improve|stop|make\s+sure|ensure|pick\s+up|free)\b|\s+by\s+(?=\w+ing\b)|;|\s+—\s+|\s+–\s+|:\s|\s+\(|,\s+(?:then|and\s+then)\b|,\s+otherwise\b|\s+before\s+the\b/i;
+/** Where a title stops: the first purpose, reason or aside clause after the verb phrase. */
+const TITLE_CUT = new RegExp(
+  [
+    String.raw`\s+so\s+that\b`,
+    String.raw`\s+so\s+(?=we|the|it|that|users?|customers?|a|an|no|duplicate|retries)\b`,
+    String.raw`,?\s+(?:because|since)\b`,
+    String.raw`,\s*which\b`,
+    String.raw`\s+which\s+(?:will|should|would)\b`,
+    String.raw`,?\s+(?:in\s+order\s+)?to\s+(?:cut|bring|reduce|prevent|avoid|keep|lower|improve|stop|make\s+sure|ensure|pick\s+up|free)\b`,
+    String.raw`\s+by\s+(?=\w+ing\b)`, // "… by recording processed ids"
+    String.raw`;|\s+[—–]\s+|:\s|\s+\(`,
+    String.raw`,\s+(?:then|and\s+then|otherwise)\b`,
+    String.raw`\s+before\s+the\b`,
+  ].join("|"),
+  "i",
+);
 
 function capitalise(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);

@@ -7,7 +7,7 @@ export interface KeyShape {
 }
 
 // Match only where a token run starts, so a long run of near-misses is scanned once, not once per char.
-const TOKEN_START = "";
+const TOKEN_START = "(?<![A-Za-z0-9_-])";
 
 export const KEY_SHAPES: readonly KeyShape[] = [
   { kind: "anthropic", source: `${TOKEN_START}sk-ant-[A-Za-z0-9_-]{8,}` },

@@ -4,15 +4,15 @@
 const NAME = "[A-Z0-9_]+_(?:KEY|TOKEN|SECRET|PASSWORD)";
 const GAP = "[^\\S\\r\\n]*";
 const QUOTED = [
-  String.raw`"(?:[^"\\\r\n]|\\.){0,4096}"`,
-  String.raw`\\"(?:[^"\\\r\n]|\\[^"\r\n]){0,4096}\\"`,
-  String.raw`'[^'\r\n]{0,4096}'`,
+  String.raw`"(?:[^"\\\r\n]|\\.)*"`,
+  String.raw`\\"(?:[^"\\\r\n]|\\[^"\r\n])*\\"`,
+  String.raw`'[^'\r\n]*'`,
 ].join("|");
 const BARE_IN_QUOTES = String.raw`\\?"?(?:[^\s"\\]|\\[^"\s])+|\\?"`;
 
 // Starts only where a name run starts (lookbehind) so a long run of A_A_A_ stays linear.
 const QUOTED_NAME = `(\\\\?")${NAME}(\\\\?")?(${GAP}[=:]${GAP})(${QUOTED}|${BARE_IN_QUOTES})?`;
-const BARE_NAME = `(?<![A-Z0-9_])${NAME}${GAP}[=:]${GAP}(?:${QUOTED}|\\S+)?`;
+const BARE_NAME = `${NAME}${GAP}[=:]${GAP}(?:${QUOTED}|\\S+)?`;
 
 const NAME_REDACTION = new RegExp(`${QUOTED_NAME}|${BARE_NAME}`, "g");
 const NAME_HINT = /_(?:KEY|TOKEN|SECRET|PASSWORD)/;

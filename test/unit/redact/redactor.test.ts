@@ -75,6 +75,8 @@ describe("createRedactor", () => {
   // 256 KiB per shape: linear rules take milliseconds, a quadratic one takes far longer than 2 s.
   const UNITS = [
     "A_",
+    "A_KEY_",
+    "A_KEY_ ",
     'A_KEY=" ',
     "A_KEY A_KEY=",
     '"A_KEY":"\\"',
