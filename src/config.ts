@@ -1,5 +1,6 @@
 // The one reader of process.env: every setting of DESIGN.md, validated once at start.
 import { z } from "zod";
+import { DEFAULT_DESTRUCTIVE_VERBS, parseDestructiveVerbs } from "./margot/destructive.js";
 
 const flag = z.enum(["0", "1"], { error: 'takes "0" or "1"' });
 const int = (min: number, max: number) =>
@@ -38,7 +39,7 @@ const EnvSchema = z.object({
   MARGOT_LEDGER_PATH: z.string().min(1).default(".harness/swarm/margot_intents.jsonl"),
   PROJECTS_CONFIG_PATH: z.string().min(1).default("config/harness/projects.json"),
   ENV_MANIFEST_DIR: z.string().min(1).default(".harness/env-manifests"),
-  MARGOT_DESTRUCTIVE_VERBS: z.string().min(1).default("delete,drop,destroy,truncate,wipe,purge,erase,rm -rf,force push,reset --hard"),
+  MARGOT_DESTRUCTIVE_VERBS: z.string().min(1).default(DEFAULT_DESTRUCTIVE_VERBS.join(",")),
   MARGOT_COMPLETE_PATH: optionalText,
   MARGOT_RATE_LIMIT_MAX: int(1, 1000).default(5),
   MARGOT_RATE_WINDOW_SECONDS: seconds(30 * 86400).default(86400),
@@ -117,7 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...e,
     sandcastleEnabled: e.TAO_SANDCASTLE_ENABLED === "1",
     runsDir: e.RUNS_DIR ?? `${e.SCQ_DATA_DIR.replace(/\/$/, "")}/runs`,
-    destructiveVerbs: csv(e.MARGOT_DESTRUCTIVE_VERBS),
+    destructiveVerbs: parseDestructiveVerbs(e.MARGOT_DESTRUCTIVE_VERBS),
     internalHosts: csv(e.MARGOT_INTERNAL_HOSTS),
     customerNames: csv(e.MARGOT_CUSTOMER_NAMES),
   });
