@@ -12,7 +12,7 @@ const BARE_IN_QUOTES = String.raw`\\?"?(?:[^\s"\\]|\\[^"\s])+|\\?"`;
 
 // Starts only where a name run starts (lookbehind) so a long run of A_A_A_ stays linear.
 const QUOTED_NAME = `(\\\\?")${NAME}(\\\\?")?(${GAP}[=:]${GAP})(${QUOTED}|${BARE_IN_QUOTES})?`;
-const BARE_NAME = `${NAME}${GAP}[=:]${GAP}(?:${QUOTED}|\\S+)?`;
+const BARE_NAME = `(?<![A-Z0-9_])${NAME}${GAP}[=:]${GAP}(?:${QUOTED}|\\S+)?`;
 
 const NAME_REDACTION = new RegExp(`${QUOTED_NAME}|${BARE_NAME}`, "g");
 const NAME_HINT = /_(?:KEY|TOKEN|SECRET|PASSWORD)/;
