@@ -3,11 +3,7 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
-COPY src ./src
-COPY queues ./queues
-COPY workers ./workers
-COPY bench ./bench
+COPY . .
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

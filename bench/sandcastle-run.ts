@@ -1,6 +1,5 @@
 // Benchmarks of the sandcastle-run pipeline, each measured side by side with its baseline in one run.
 import { spawn } from "node:child_process";
-import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -14,6 +13,7 @@ import { KillSwitch } from "../src/control/kill-switch.js";
 import type { Logger } from "../src/log.js";
 import { redisOptions, type RedisTarget } from "../src/redis/target.js";
 import { BUILT_IN_CHILD } from "../src/sandcastle/child-command.js";
+import { makeGitRepo } from "../test/helpers/git-repo.js";
 import { median, percentile, round } from "./stats.js";
 
 export interface BenchContext {
@@ -165,14 +165,7 @@ export async function benchDryRun(ctx: BenchContext): Promise<object> {
   const reps = ctx.quick ? 1 : 3;
   const s = scratch("");
   const repo = join(s.dir, "repo");
-  mkdirSync(repo);
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "pipe" });
-  git("init", "-q", "-b", "main");
-  git("config", "user.email", "bench@example.com");
-  git("config", "user.name", "bench");
-  writeFileSync(join(repo, "README.md"), "bench\n");
-  git("add", ".");
-  git("commit", "-q", "-m", "init");
+  makeGitRepo(repo);
 
   const direct: number[] = [];
   for (let r = 0; r < reps; r++) {

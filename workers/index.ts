@@ -1,13 +1,8 @@
 // Starts one BullMQ Worker per queue and stops them with a bounded grace.
 import { Worker, type ConnectionOptions } from "bullmq";
 import { AuditLog } from "../src/audit/audit-log.js";
-import type { Config } from "../src/config.js";
-import type { KillSwitch } from "../src/control/kill-switch.js";
-import type { Logger } from "../src/log.js";
 import { createRedactor } from "../src/redact/index.js";
-import { redisOptions, type RedisTarget } from "../src/redis/target.js";
-import type { Queues } from "../queues/index.js";
-import type { Redis } from "ioredis";
+import { redisOptions } from "../src/redis/target.js";
 import type { QueueWorkerSpec, WorkerDeps } from "./deps.js";
 import { createMargotIntentWorker } from "./margot-intent.js";
 import { createSandboxRetentionWorker } from "./sandbox-retention.js";
@@ -15,15 +10,8 @@ import { createSandcastleRunWorker } from "./sandcastle-run.js";
 
 export type { WorkerDeps };
 
-export interface StartWorkersInput {
-  readonly config: Config;
-  readonly target: RedisTarget;
-  readonly queues: Queues;
-  readonly log: Logger;
-  readonly redis: Redis;
-  readonly killSwitch: KillSwitch;
-  readonly secretSource?: NodeJS.ProcessEnv;
-}
+/** The worker deps minus what startWorkers makes itself; the secret source defaults to process.env. */
+export type StartWorkersInput = Omit<WorkerDeps, "audit" | "secretSource"> & { readonly secretSource?: NodeJS.ProcessEnv };
 
 export interface RunningWorkers {
   readonly workers: readonly Worker[];

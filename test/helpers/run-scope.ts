@@ -1,5 +1,4 @@
 // A sandcastle-queue deployment for process-level tests: its own key prefix, dirs, manifests and env.
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -74,18 +73,4 @@ export class RunScope {
   }
 }
 
-/** A temp git repository with one commit on main. */
-export function makeGitRepo(path: string): void {
-  mkdirSync(path, { recursive: true });
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: path, stdio: "pipe" });
-  git("init", "-q", "-b", "main");
-  git("config", "user.email", "test@example.com");
-  git("config", "user.name", "test");
-  writeFileSync(join(path, "README.md"), "repo\n");
-  git("add", ".");
-  git("commit", "-q", "-m", "init");
-}
-
-export function gitOut(path: string, ...args: string[]): string {
-  return execFileSync("git", args, { cwd: path, encoding: "utf8" }).trim();
-}
+export { gitOut, makeGitRepo } from "./git-repo.js";
