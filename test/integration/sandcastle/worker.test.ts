@@ -164,6 +164,8 @@ describe("sandcastle-run worker", () => {
     expect(Date.now() - t0).toBeLessThan(5000);
     await startWorker();
     await waitFor(async () => (await s.queue.getJob(runId).then((j) => j?.getState())) === "failed", 20_000, () => "the lost run to be failed");
+    // The audit row is written by the worker that noticed, just after BullMQ moved the job.
+    await waitFor(() => s.auditRows().at(-1)?.type === "sandcastle_run_failed", 5000, () => "the worker_lost audit row");
     expect(s.auditRows().at(-1)).toMatchObject({ type: "sandcastle_run_failed", run_id: runId, failure_reason: "worker_lost" });
     expect(s.auditRows().filter((r) => r.type === "sandcastle_run_started")).toHaveLength(1);
     expect(readdirSync(s.configDir)).toEqual([]);
