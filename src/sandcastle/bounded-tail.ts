@@ -14,6 +14,19 @@ export class BoundedTail {
     if (this.count < this.size) this.count += 1;
   }
 
+  /** Several lines joined by "\n": only the last `size` of them are split out. */
+  pushBlock(block: string): void {
+    let end = block.length;
+    const picked: string[] = [];
+    for (;;) {
+      const nl = end === 0 ? -1 : block.lastIndexOf("\n", end - 1);
+      picked.push(block.slice(nl + 1, end));
+      if (nl === -1 || picked.length >= this.size) break;
+      end = nl;
+    }
+    for (let i = picked.length - 1; i >= 0; i--) this.push(picked[i]!);
+  }
+
   lines(): string[] {
     const out: string[] = [];
     const start = (this.next - this.count + this.size) % this.size;

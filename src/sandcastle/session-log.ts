@@ -4,12 +4,12 @@ import type { Redis } from "ioredis";
 
 /** Stream entries kept per session (each holds one batch of lines). */
 export const SESSION_LOG_MAXLEN = 5000;
-/** A batch goes out at 100 lines when Redis is idle; while a write is in flight it grows (Nagle-style) up to 2000 lines or 512 KiB. */
+/** A batch goes out at 100 lines when Redis is idle; while a write is in flight it grows (Nagle-style) up to 2000 lines or 128 KiB. */
 const MIN_BATCH_LINES = 100;
 const MAX_BATCH_LINES = 2000;
-const MAX_BATCH_CHARS = 512 * 1024;
+const MAX_BATCH_CHARS = 128 * 1024;
 const FLUSH_MS = 200;
-/** Reading pauses beyond this many outstanding batches: at most ~2 MiB of lines wait in memory. */
+/** Reading pauses beyond this many outstanding batches: at most ~0.5 MiB of lines wait in memory. */
 const MAX_IN_FLIGHT = 4;
 const RETAIN_SECONDS = 14 * 24 * 3600;
 /** Lines a job's own log takes before it points to the session log instead. */
@@ -91,18 +91,19 @@ export function sessionLogSink(redis: Redis, key: string): BatchSink {
 
 /**
  * The job's own log (Bull Board's Logs tab), bounded per job: every line up to `budgetLines`,
- * then one pointer to the session log, which keeps everything.
+ * then one pointer to the session log, which keeps everything. Entries may hold several lines.
  */
 export function budgetedJobLogSink(append: (text: string) => Promise<unknown>, sessionId: string, budgetLines = JOB_LOG_BUDGET_LINES): BatchSink {
   let written = 0;
   let pointed = false;
-  return async (lines) => {
+  return async (entries) => {
     if (written >= budgetLines) {
       if (pointed) return;
       pointed = true;
       await append(`…[job log stops after ${budgetLines} lines; the full log: sandcastle-queue logs ${sessionId}]`);
       return;
     }
+    const lines = entries.join("\n").split("\n");
     const take = lines.length <= budgetLines - written ? lines : lines.slice(0, budgetLines - written);
     written += take.length;
     await append(take.join("\n"));

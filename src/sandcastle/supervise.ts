@@ -19,6 +19,8 @@ export interface SuperviseOptions {
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
   readonly onLine: (line: string) => void;
+  /** Whole lines joined by "\n" that arrived in one chunk (see LineSplitter). */
+  readonly onBlock?: (lines: string) => void;
   /** Called after each chunk; a promise pauses reading until it settles (backpressure). */
   readonly backpressure?: () => Promise<void> | null;
   readonly onSpawn?: (pid: number) => void;
@@ -78,7 +80,7 @@ export async function supervise(opts: SuperviseOptions): Promise<SupervisedExit>
   });
 
   const output = sub.all as Readable;
-  const outputDone = readLines(output, opts.onLine, opts.backpressure);
+  const outputDone = readLines(output, new LineSplitter(opts.onLine, undefined, opts.onBlock), opts.backpressure);
 
   const { code, signal } = await exited;
   clearTimeout(timer);
@@ -93,8 +95,7 @@ export async function supervise(opts: SuperviseOptions): Promise<SupervisedExit>
   return { pid, exitCode: code, exitSignal: signal, stoppedFor, spawnError: null };
 }
 
-function readLines(stream: Readable, onLine: (line: string) => void, backpressure?: () => Promise<void> | null): Promise<void> {
-  const splitter = new LineSplitter(onLine);
+function readLines(stream: Readable, splitter: LineSplitter, backpressure?: () => Promise<void> | null): Promise<void> {
   return new Promise<void>((resolve) => {
     const finish = () => {
       splitter.end();
