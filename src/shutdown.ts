@@ -37,7 +37,7 @@ export class Shutdown {
   /** First SIGINT/SIGTERM: graceful teardown then exit 0. Second: exit at once. */
   installSignalHandlers(exitCode = 0): void {
     let signals = 0;
-    const handler = (signal: NodeJS.Signals) => {
+    const handler = (signal: NodeJS.Signals | "parent-exited") => {
       signals += 1;
       if (signals > 1) {
         this.log.warn({ signal }, "second signal: exiting now");
@@ -55,5 +55,16 @@ export class Shutdown {
     };
     process.on("SIGINT", handler);
     process.on("SIGTERM", handler);
+    // `npm start` does not pass SIGTERM on to us: when our parent goes away, shut down as if signalled.
+    const parent = process.ppid;
+    if (parent > 1) {
+      const timer = setInterval(() => {
+        if (process.ppid !== parent) {
+          clearInterval(timer);
+          handler("parent-exited");
+        }
+      }, 500);
+      timer.unref();
+    }
   }
 }
