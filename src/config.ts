@@ -41,11 +41,13 @@ const EnvSchema = z.object({
   ENV_MANIFEST_DIR: z.string().min(1).default(".harness/env-manifests"),
   MARGOT_DESTRUCTIVE_VERBS: z.string().min(1).default(DEFAULT_DESTRUCTIVE_VERBS.join(",")),
   MARGOT_COMPLETE_PATH: optionalText,
-  MARGOT_RATE_LIMIT_MAX: int(1, 1000).default(5),
+  MARGOT_RATE_LIMIT_MAX: int(1, 1_000_000).default(5),
   MARGOT_RATE_WINDOW_SECONDS: seconds(30 * 86400).default(86400),
   MARGOT_DRAFT_EXPIRY_SECONDS: seconds(30 * 86400).default(86400),
   MARGOT_DEFER_SECONDS: seconds(30 * 86400).default(86400),
   MARGOT_SUPPRESS_SECONDS: seconds(365 * 86400).default(7 * 86400),
+  /** How often the MARGOT_COMPLETE_PATH tailer looks for new lines. */
+  MARGOT_COMPLETE_POLL_MS: int(20, 60_000).default(1000),
   MARGOT_INTERNAL_HOSTS: z.string().default(""),
   MARGOT_CUSTOMER_NAMES: z.string().default(""),
 
@@ -61,9 +63,17 @@ const EnvSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,256}$/, "takes 1-256 characters A-Z a-z 0-9 _ - (Telegram's rule)")
     .optional(),
+  /** Only these Telegram user ids may react; unset = anyone in REVIEW_CHAT_ID. */
+  TELEGRAM_REVIEWER_IDS: z
+    .string()
+    .regex(/^\s*\d{1,20}(\s*,\s*\d{1,20})*\s*$/, "takes a comma-separated list of numeric Telegram user ids")
+    .optional(),
   LINEAR_API_KEY: optionalText,
   LINEAR_API_URL: url.default("https://api.linear.app/graphql"),
+  /** The team issues are created in: its id, key (e.g. RA) or name. */
   LINEAR_TEAM_ID: optionalText,
+  /** One Linear request longer than this is abandoned (and retried after a lookup, never blindly). */
+  LINEAR_TIMEOUT_MS: int(100, 300_000).default(15_000),
 
   SANDBOX_RETENTION_HOURS: int(0, 24 * 365).default(24),
   SANDBOX_PIN_DAYS: int(1, 365).default(7),
@@ -80,6 +90,9 @@ export interface Config extends Env {
   readonly destructiveVerbs: readonly string[];
   readonly internalHosts: readonly string[];
   readonly customerNames: readonly string[];
+  readonly reviewerIds: readonly string[];
+  /** Drafts go to Telegram when both TELEGRAM_BOT_TOKEN and REVIEW_CHAT_ID are set, else to the local channel. */
+  readonly reviewChannel: "telegram" | "local";
 }
 
 export class ConfigError extends Error {
@@ -121,6 +134,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     destructiveVerbs: parseDestructiveVerbs(e.MARGOT_DESTRUCTIVE_VERBS),
     internalHosts: csv(e.MARGOT_INTERNAL_HOSTS),
     customerNames: csv(e.MARGOT_CUSTOMER_NAMES),
+    reviewerIds: csv(e.TELEGRAM_REVIEWER_IDS ?? ""),
+    reviewChannel: e.TELEGRAM_BOT_TOKEN !== undefined && e.REVIEW_CHAT_ID !== undefined ? "telegram" : "local",
   });
 }
 

@@ -2,7 +2,13 @@
 // each bounded, and one failing does not block the rest.
 import type { Logger } from "./log.js";
 
-type Teardown = { name: string; run: () => Promise<void> | void };
+/** Our parent when the process started (a watcher installed later must not take init for it). */
+const ORIGINAL_PARENT = process.ppid;
+
+type Teardown = { name: string; run: () => Promise<void> | void; timeoutMs: number };
+
+/** A teardown that hangs (Redis gone, a peer not answering) must not hold the process forever. */
+const DEFAULT_TEARDOWN_MS = 10_000;
 
 export class Shutdown {
   private readonly teardowns: Teardown[] = [];
@@ -12,8 +18,8 @@ export class Shutdown {
 
   constructor(private readonly log: Logger) {}
 
-  add(name: string, run: Teardown["run"]): void {
-    this.teardowns.push({ name, run });
+  add(name: string, run: Teardown["run"], timeoutMs = DEFAULT_TEARDOWN_MS): void {
+    this.teardowns.push({ name, run, timeoutMs });
   }
 
   onImmediateExit(fn: () => void): void {
@@ -24,7 +30,15 @@ export class Shutdown {
     this.running ??= (async () => {
       for (const t of [...this.teardowns].reverse()) {
         try {
-          await t.run();
+          let timer: NodeJS.Timeout | undefined;
+          const timedOut = await Promise.race([
+            Promise.resolve(t.run()).then(() => false),
+            new Promise<boolean>((r) => {
+              timer = setTimeout(() => r(true), t.timeoutMs);
+            }),
+          ]);
+          clearTimeout(timer);
+          if (timedOut) this.log.warn({ teardown: t.name, timeout_ms: t.timeoutMs }, "teardown did not finish in time; going on");
         } catch (err) {
           // Best-effort: one teardown failing must not block the others.
           this.log.error({ err, teardown: t.name }, "teardown failed");
@@ -56,10 +70,9 @@ export class Shutdown {
     process.on("SIGINT", handler);
     process.on("SIGTERM", handler);
     // `npm start` does not pass SIGTERM on to us: when our parent goes away, shut down as if signalled.
-    const parent = process.ppid;
-    if (parent > 1) {
+    if (ORIGINAL_PARENT > 1) {
       const timer = setInterval(() => {
-        if (process.ppid !== parent) {
+        if (process.ppid !== ORIGINAL_PARENT) {
           clearInterval(timer);
           handler("parent-exited");
         }

@@ -1,8 +1,11 @@
 // The closed set of audit events (the seeds' names), each with its fields. Names and counts only, never values.
 import { z } from "zod";
+import { Classification, IntentReason, IntentStatus } from "../margot/contract.js";
 import { FAILURE_REASONS, SKIP_REASONS } from "../sandcastle/contract.js";
 
 const runId = z.string().min(1);
+const interactionId = z.string().min(1);
+const draftId = z.string().min(1);
 
 export const AuditEvent = z.discriminatedUnion("type", [
   z.object({ type: z.literal("sandcastle_run_started"), run_id: runId, agent: z.string(), sandbox: z.string(), branch: z.string() }).strict(),
@@ -21,11 +24,49 @@ export const AuditEvent = z.discriminatedUnion("type", [
     .strict(),
   /** Beyond the seed: a skip is a decision an operator wants to find later. */
   z.object({ type: z.literal("sandcastle_run_skipped"), run_id: runId, skip_reason: z.enum(SKIP_REASONS) }).strict(),
-  z.object({ type: z.literal("margot_intent_classified"), interaction_id: z.string(), classification: z.string(), confidence: z.number() }).passthrough(),
-  z.object({ type: z.literal("margot_intent_drafted"), interaction_id: z.string(), draft_id: z.string() }).passthrough(),
-  z.object({ type: z.literal("margot_intent_accepted"), interaction_id: z.string(), draft_id: z.string(), linear_issue_id: z.string() }).passthrough(),
-  z.object({ type: z.literal("margot_intent_rejected"), interaction_id: z.string() }).passthrough(),
-  z.object({ type: z.literal("margot_intent_expired"), interaction_id: z.string(), draft_id: z.string() }).passthrough(),
+  // Margot (seed: margot-sandcastle-bridge, "Audit events emitted"); exactly the fields the bridge writes.
+  z
+    .object({
+      type: z.literal("margot_intent_classified"),
+      interaction_id: interactionId,
+      classification: Classification,
+      confidence: z.number().min(0).max(1),
+      /** What the bridge did with it (drafted, queued_rate_limit, informational, suppressed, rejected). */
+      status: IntentStatus,
+      reason: IntentReason.nullable(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal("margot_intent_drafted"),
+      interaction_id: interactionId,
+      draft_id: draftId,
+      target_repo: z.string().nullable(),
+      channel: z.enum(["telegram", "local"]),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal("margot_intent_accepted"),
+      interaction_id: interactionId,
+      draft_id: draftId,
+      linear_issue_id: z.string().min(1),
+      linear_issue_identifier: z.string().min(1),
+      labels_applied: z.array(z.string()),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal("margot_intent_rejected"),
+      interaction_id: interactionId,
+      /** null when the rules rejected it before any draft (repo_not_allowed). */
+      draft_id: draftId.nullable(),
+      /** repo_not_allowed, or the founder's reason (PII-redacted), or founder_rejected when none was given. */
+      reason: z.string().min(1).max(500),
+      rejected_by: z.enum(["rules", "founder"]),
+    })
+    .strict(),
+  z.object({ type: z.literal("margot_intent_expired"), interaction_id: interactionId, draft_id: draftId }).strict(),
 ]);
 export type AuditEvent = z.infer<typeof AuditEvent>;
 export type AuditEventType = AuditEvent["type"];

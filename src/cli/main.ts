@@ -4,6 +4,8 @@ import { Command, InvalidArgumentError } from "commander";
 import { ConfigError } from "../config.js";
 import { AppError } from "../errors.js";
 import { cancelCommand } from "./commands/cancel.js";
+import { classifyCommand } from "./commands/classify.js";
+import { draftsListCommand, draftsReactCommand, draftsShowCommand } from "./commands/drafts.js";
 import { enqueueCommand } from "./commands/enqueue.js";
 import { killSwitchCommand } from "./commands/killswitch.js";
 import { logsCommand } from "./commands/logs.js";
@@ -74,6 +76,28 @@ export function buildProgram(): Command {
     .command("redact")
     .description("stdin -> stdout through the log redactor")
     .action(async () => process.exit(await redactCommand()));
+  program
+    .command("classify")
+    .description("the Margot intent router on one research body: one JSON line")
+    .option("--text-file <file>", "the research text (- for stdin)")
+    .action(async (opts: { textFile?: string }) => process.exit(await classifyCommand(opts)));
+  const drafts = program.command("drafts").description("Margot drafts waiting for review (the local review channel)");
+  drafts
+    .command("list")
+    .description("drafts, newest first: state, expiry or release time; recent review notices")
+    .option("--json", "one JSON object")
+    .action(oneShot((rt, opts) => draftsListCommand(rt, opts)));
+  drafts
+    .command("show <draftId>")
+    .description("one draft with its ticket body")
+    .option("--json", "one JSON object")
+    .action(oneShot((rt, draftId: string, opts) => draftsShowCommand(rt, draftId, opts)));
+  drafts
+    .command("react <draftId> <reaction>")
+    .description("approve | reject | defer a draft (a worker applies it; prints the outcome)")
+    .option("--reason <text>", "why (with reject)")
+    .option("--wait-timeout <seconds>", "give up waiting for a worker after this long (default 60)", positiveNumber)
+    .action(oneShot((rt, draftId: string, reaction: string, opts) => draftsReactCommand(rt, draftId, reaction, opts)));
   program
     .command("cancel <runId>")
     .description("terminate one run (or drop it if still waiting), from any process")

@@ -1,6 +1,10 @@
 // `start` (workers + HTTP), `worker` (workers only), `serve` (HTTP only): long-running, stopped by SIGTERM/SIGINT.
+import { enqueueReaction, enqueueResearchCompletion } from "../../../queues/index.js";
 import { startWorkers } from "../../../workers/index.js";
 import { BOARD_PATH, startHttpServer } from "../../http/server.js";
+import { TELEGRAM_WEBHOOK_PATH, telegramWebhookRouter } from "../../http/telegram-webhook.js";
+import { CompletionTailer } from "../../margot/completion-tailer.js";
+import { DraftStore } from "../../review/draft-store.js";
 import type { Runtime } from "../runtime.js";
 
 export async function serviceCommand(rt: Runtime, parts: { workers: boolean; http: boolean }): Promise<void> {
@@ -8,7 +12,23 @@ export async function serviceCommand(rt: Runtime, parts: { workers: boolean; htt
   shutdown.installSignalHandlers();
   if (parts.workers) {
     const running = await startWorkers({ config, target: rt.site.target, queues: rt.queues, log, redis: rt.redis, killSwitch: rt.killSwitch });
-    shutdown.add("workers", () => running.close(config.SCQ_SHUTDOWN_GRACE_SECONDS * 1000));
+    // The grace, then up to 8 s for stopped runs to record their outcome, then a margin.
+    shutdown.add("workers", () => running.close(config.SCQ_SHUTDOWN_GRACE_SECONDS * 1000), config.SCQ_SHUTDOWN_GRACE_SECONDS * 1000 + 15_000);
+    if (config.MARGOT_COMPLETE_PATH) {
+      const queue = rt.queues.margotIntent;
+      const tailer = new CompletionTailer({
+        redis: rt.redis,
+        prefix: config.SCQ_KEY_PREFIX,
+        path: config.MARGOT_COMPLETE_PATH,
+        pollMs: config.MARGOT_COMPLETE_POLL_MS,
+        enqueue: async (completion) => {
+          await enqueueResearchCompletion(queue, completion);
+        },
+        log,
+      });
+      tailer.start();
+      shutdown.add("completion tailer", () => tailer.stop());
+    }
   }
   if (parts.http) {
     const http = await startHttpServer({
@@ -19,6 +39,19 @@ export async function serviceCommand(rt: Runtime, parts: { workers: boolean; htt
       queues: rt.queues.all,
       redis: rt.redis,
       log,
+      routes: [
+        {
+          path: TELEGRAM_WEBHOOK_PATH,
+          public: true,
+          router: telegramWebhookRouter({
+            secret: config.TELEGRAM_WEBHOOK_SECRET,
+            filter: config.REVIEW_CHAT_ID ? { chatId: config.REVIEW_CHAT_ID, reviewerIds: config.reviewerIds } : null,
+            drafts: new DraftStore(rt.redis, config.SCQ_KEY_PREFIX),
+            enqueueReaction: (input, jobId) => enqueueReaction(rt.queues.margotIntent, input, jobId),
+            log,
+          }),
+        },
+      ],
     });
     shutdown.add("http server", () => http.close());
     log.info({ url: `${http.url}${BOARD_PATH}` }, "Bull Board is up");

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StatusReport } from "../../../src/cli/commands/status.js";
 import { processAlive } from "../../../src/redis/process-alive.js";
-import { CliProcess, cliEnv, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
+import { spawn } from "node:child_process";
+import { CLI, CliProcess, cliEnv, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
 import { tempDir } from "../../helpers/scope.js";
 import { startRedisServer, freePort } from "../../helpers/redis-server.js";
 
@@ -23,6 +24,23 @@ function serversFor(dataDir: string): number[] {
   } catch {
     return [];
   }
+}
+
+/** CLI processes whose env points at this data dir (found through /proc/<pid>/environ). */
+function pgrepCli(dataDir: string): number[] {
+  let pids: number[] = [];
+  try {
+    pids = execFileSync("pgrep", ["-f", "main.js start"], { encoding: "utf8" }).trim().split("\n").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+  return pids.filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/environ`, "utf8").includes(`SCQ_DATA_DIR=${dataDir}`);
+    } catch {
+      return false;
+    }
+  });
 }
 
 const serverPid = (dataDir: string) => Number(readFileSync(join(dataDir, "redis", "redis-server.pid"), "utf8").trim());
@@ -65,6 +83,16 @@ describe("embedded Redis", () => {
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(processAlive(redisPid)).toBe(false);
     expect(serversFor(dataDir)).toEqual([]);
+  });
+
+  it("when its parent goes away (npm does not forward SIGTERM), start shuts down and leaves no redis-server", async () => {
+    const dataDir = join(dir.path, "d");
+    const wrapper = spawn("sh", ["-c", `"${process.execPath}" "${CLI}" start; :`], { env, stdio: "ignore" });
+    await waitFor(() => serversFor(dataDir).length === 1, 20_000, () => "the embedded Redis to start");
+    const started = Date.now();
+    wrapper.kill("SIGKILL");
+    await waitFor(() => serversFor(dataDir).length === 0 && pgrepCli(dataDir).length === 0, 10_000, () => "start and its Redis to stop");
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it("two processes starting at once share one server", async () => {

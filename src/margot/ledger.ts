@@ -1,0 +1,64 @@
+// The Margot intents ledger (MARGOT_LEDGER_PATH, seed: "State files"): one JSON line per outcome,
+// for the lessons engine. Append-only, whole lines even with several writer processes, fsynced
+// (a handful of rows a day; each one is the only record of a founder's decision).
+import { readFile } from "node:fs/promises";
+import { z } from "zod";
+import { JsonlAppender, parseJsonl } from "../audit/jsonl-appender.js";
+import { Classification } from "./contract.js";
+
+export const LedgerOutcome = z.enum(["informational", "suppressed", "drafted", "queued_rate_limit", "accepted", "rejected", "expired"]);
+export type LedgerOutcome = z.infer<typeof LedgerOutcome>;
+
+/** The seed's fields, plus `reason` (the machine reason, when the outcome has one). */
+export const LedgerRow = z
+  .object({
+    ts: z.iso.datetime({ offset: true }),
+    interaction_id: z.string().min(1),
+    classification: Classification,
+    confidence: z.number().min(0).max(1),
+    outcome: LedgerOutcome,
+    linear_issue_id: z.string().min(1).optional(),
+    draft_id: z.string().min(1).optional(),
+    reason: z.string().min(1).optional(),
+  })
+  .strict();
+export type LedgerRow = z.infer<typeof LedgerRow>;
+export type LedgerEntry = Omit<LedgerRow, "ts">;
+
+export class MargotLedger {
+  private readonly appender: JsonlAppender;
+
+  constructor(readonly path: string) {
+    this.appender = new JsonlAppender(path);
+  }
+
+  /** Validates, then appends and fsyncs one row; rejects (so the job is not marked done) when the disk refuses. */
+  async append(entry: LedgerEntry, now = new Date()): Promise<LedgerRow> {
+    const row = LedgerRow.parse({ ts: now.toISOString(), ...stripUndefined(entry) });
+    await this.appender.append(row, { fsync: true });
+    return row;
+  }
+
+  close(): Promise<void> {
+    return this.appender.close();
+  }
+}
+
+/** Every parseable row of a ledger file (a torn tail is skipped). */
+export async function readLedger(path: string): Promise<LedgerRow[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw err;
+  }
+  return parseJsonl(text).flatMap((row) => {
+    const parsed = LedgerRow.safeParse(row);
+    return parsed.success ? [parsed.data] : [];
+  });
+}
+
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,59 @@
+// Reading the projects config file (PROJECTS_CONFIG_PATH; format in projects.ts). The path is
+// passed in by an entry point; the file is re-read when it changes, so edits need no restart.
+import { readFile, stat } from "node:fs/promises";
+import { formatIssues } from "../invalid-input.js";
+import type { Logger } from "../log.js";
+import { ProjectsConfig, type Project } from "./projects.js";
+
+/** A broken projects file: retrying cannot fix it, an operator must. */
+export class ProjectsConfigError extends Error {
+  readonly kind = "projects_config_invalid";
+  readonly retryable = false;
+  constructor(message: string) {
+    super(message);
+    this.name = "ProjectsConfigError";
+  }
+}
+
+export async function readProjectsFile(path: string): Promise<readonly Project[] | null> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ProjectsConfigError(`PROJECTS_CONFIG_PATH ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = ProjectsConfig.safeParse(raw);
+  if (!parsed.success) throw new ProjectsConfigError(`PROJECTS_CONFIG_PATH ${path} is invalid: ${formatIssues(parsed.error)}`);
+  return parsed.data.projects;
+}
+
+/** A loader that re-reads the file when its mtime changes; a missing file is an empty allowlist (warned once). */
+export function projectsLoader(path: string, log: Logger): () => Promise<readonly Project[]> {
+  let cached: { mtimeMs: number; projects: readonly Project[] } | null = null;
+  let warnedMissing = false;
+  return async () => {
+    const mtimeMs = await stat(path).then(
+      (s) => s.mtimeMs,
+      (err: NodeJS.ErrnoException) => {
+        if (err.code === "ENOENT") return null;
+        throw err;
+      },
+    );
+    if (mtimeMs === null) {
+      if (!warnedMissing) log.warn({ path }, "PROJECTS_CONFIG_PATH does not exist: the repo allowlist is empty, every named repo is refused");
+      warnedMissing = true;
+      return [];
+    }
+    if (cached?.mtimeMs === mtimeMs) return cached.projects;
+    const projects = (await readProjectsFile(path)) ?? [];
+    cached = { mtimeMs, projects };
+    return projects;
+  };
+}

@@ -1,0 +1,85 @@
+// The seed's rate limit: at most MARGOT_RATE_LIMIT_MAX drafts posted in any rolling window of
+// MARGOT_RATE_WINDOW_SECONDS. Exact under concurrency (one Lua script decides), fair (drafts
+// that had to wait are served before newer ones), and visible (a queued draft learns its number
+// and when it may post).
+import type { Redis } from "ioredis";
+
+/**
+ * KEYS[1]  posted zset: member = draft id, score = when it was posted in the window (ms)
+ * KEYS[2]  waiting zset: member = draft id, score = when it was first queued (ms): FIFO order
+ * ARGV[1]  draft id
+ * ARGV[2]  max drafts per window
+ * ARGV[3]  window length (ms)
+ * ARGV[4]  now (ms)
+ * Returns  {1, n}           granted: the draft is (or already was) one of the n drafts of the window
+ *          {0, n, release}  queued: the draft would be number n (> max); it may post at `release` (ms)
+ * Idempotent per draft id: a retry after a crash gets the same answer, never a second slot.
+ */
+const ACQUIRE = `
+local now = tonumber(ARGV[4])
+local window = tonumber(ARGV[3])
+local max = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  return {1, redis.call('ZCARD', KEYS[1])}
+end
+local posted = redis.call('ZCARD', KEYS[1])
+local rank = redis.call('ZRANK', KEYS[2], ARGV[1])
+local ahead = rank
+if not ahead then ahead = redis.call('ZCARD', KEYS[2]) end
+if ahead < max - posted then
+  redis.call('ZADD', KEYS[1], now, ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], window)
+  return {1, posted + 1}
+end
+if not rank then redis.call('ZADD', KEYS[2], now, ARGV[1]) end
+-- The k-th draft to wait for a slot gets the slot freed when the k-th oldest posted draft ages out
+-- (a further window later for each full round of max).
+local k = ahead - math.max(0, max - posted)
+local idx = k % max
+local rounds = math.floor(k / max)
+local entry = redis.call('ZRANGE', KEYS[1], idx, idx, 'WITHSCORES')
+local release = now + window
+if entry[2] then release = tonumber(entry[2]) + window * (rounds + 1) end
+return {0, posted + ahead + 1, release}
+`;
+
+export type RateDecision = { readonly granted: true; readonly number: number } | { readonly granted: false; readonly number: number; readonly releaseAt: number };
+
+export class DraftRateLimit {
+  readonly postedKey: string;
+  readonly waitingKey: string;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    readonly max: number,
+    readonly windowMs: number,
+  ) {
+    this.postedKey = `${prefix}:margot:rate:posted`;
+    this.waitingKey = `${prefix}:margot:rate:waiting`;
+  }
+
+  async acquire(draftId: string, now = Date.now()): Promise<RateDecision> {
+    const out = (await this.redis.eval(ACQUIRE, 2, this.postedKey, this.waitingKey, draftId, String(this.max), String(this.windowMs), String(now))) as number[];
+    const [granted, n, release] = out;
+    if (granted === 1) return { granted: true, number: Number(n) };
+    return { granted: false, number: Number(n), releaseAt: Number(release) };
+  }
+
+  /** Drafts posted within the window now. */
+  async inWindow(now = Date.now()): Promise<number> {
+    return this.redis.zcount(this.postedKey, `(${now - this.windowMs}`, "+inf");
+  }
+
+  /** Drafts waiting for a slot. */
+  waiting(): Promise<number> {
+    return this.redis.zcard(this.waitingKey);
+  }
+
+  /** A queued draft that will never post (decided while waiting) stops holding its place. */
+  async forget(draftId: string): Promise<void> {
+    await this.redis.zrem(this.waitingKey, draftId);
+  }
+}

@@ -1,0 +1,312 @@
+// Drafts in Redis: one hash per draft, an index for listing, message → draft lookups for the
+// Telegram webhook, a bounded list of review notices, and the update_id dedup of webhooks.
+//
+// Every change of state goes through one Lua script (TRANSITION) so that two deciders racing
+// (a 👍 and the 24 h expiry, two workers retrying one reaction) cannot both win: the first
+// changes the state, the second is told what the state already is. States:
+//
+//   pending ──▶ queued (rate limit) ──▶ posting ──▶ posted ──▶ approved | rejected | expired
+//      └──────────────────────────────▶ posting       │  ▲
+//                                                      ▼  │ (resurface: a new expiry clock)
+//                                                   deferred ──▶ approved | rejected
+//
+// `posting` is written before a draft is sent and `posted` right after: a retry that finds
+// `posting` knows the send may have happened (ADR 0004).
+import type { Redis } from "ioredis";
+import { z } from "zod";
+import type { Classification } from "../margot/contract.js";
+import type { TicketInput } from "../margot/ticket.js";
+import type { ChannelKind, MessageRef } from "./review-channel.js";
+
+export const DraftState = z.enum(["pending", "queued", "posting", "posted", "deferred", "approved", "rejected", "expired"]);
+export type DraftState = z.infer<typeof DraftState>;
+/** A reaction on a draft in one of these changes nothing. */
+export const DECIDED_STATES: readonly DraftState[] = ["approved", "rejected", "expired"];
+/** A reaction is accepted in these. */
+export const REACTABLE_STATES: readonly DraftState[] = ["posted", "deferred"];
+
+export interface Draft {
+  readonly id: string;
+  readonly interaction_id: string;
+  readonly state: DraftState;
+  readonly title: string;
+  /** The ticket body as reviewed: PII-redacted. */
+  readonly body: string;
+  /** The ticket's fields (PII-redacted) for rendering the approved issue. */
+  readonly ticket: TicketInput;
+  readonly target_repo: string | null;
+  readonly project: string | null;
+  readonly classification: Classification;
+  readonly confidence: number;
+  readonly channel: ChannelKind;
+  /** Expiry clocks so far: 0 for the first post, +1 per resurface. */
+  readonly generation: number;
+  readonly messages: readonly MessageRef[];
+  readonly created_at: string;
+  readonly queued_at: string | null;
+  readonly release_at: string | null;
+  /** This draft's number in its window when it was counted against the rate limit. */
+  readonly draft_number: number | null;
+  readonly posted_at: string | null;
+  readonly expires_at: string | null;
+  readonly deferred_at: string | null;
+  readonly resurface_at: string | null;
+  readonly decided_at: string | null;
+  /** telegram:<user id>, cli:<user>@<host>, timer. */
+  readonly decided_by: string | null;
+  readonly reject_reason: string | null;
+  readonly linear_issue_id: string | null;
+  readonly linear_issue_identifier: string | null;
+  readonly linear_issue_url: string | null;
+  readonly labels_applied: readonly string[];
+}
+
+export type NewDraft = Pick<Draft, "id" | "interaction_id" | "title" | "body" | "ticket" | "target_repo" | "project" | "classification" | "confidence" | "channel" | "created_at">;
+
+/**
+ * KEYS[1]  draft hash
+ * KEYS[2]  index zset (member = draft id, score = created ms)
+ * ARGV[1]  draft id   ARGV[2] created ms   ARGV[3..] field/value pairs
+ * Returns  1 when created, 0 when the draft already existed (left as it was).
+ */
+const CREATE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('ZADD', KEYS[2], tonumber(ARGV[2]), ARGV[1])
+return 1
+`;
+
+/**
+ * KEYS[1]  draft hash
+ * ARGV[1]  token: who asks (a job id). The same token finding its own transition done resumes.
+ * ARGV[2]  allowed from-states, comma-separated
+ * ARGV[3]  required generation, or '' for any
+ * ARGV[4]  new state
+ * ARGV[5..] field/value pairs set with the transition
+ * Returns  {1, from}   applied
+ *          {2, state}  already applied by this token (a retry after a crash): resume its effects
+ *          {0, state}  refused: the draft is in `state` ('' when there is no such draft)
+ */
+const TRANSITION = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {0, ''} end
+if state == ARGV[4] and redis.call('HGET', KEYS[1], 'last_token') == ARGV[1] then return {2, state} end
+local ok = false
+for s in string.gmatch(ARGV[2], '[^,]+') do
+  if s == state then ok = true end
+end
+if ok and ARGV[3] ~= '' and redis.call('HGET', KEYS[1], 'generation') ~= ARGV[3] then ok = false end
+if not ok then return {0, state} end
+redis.call('HSET', KEYS[1], 'state', ARGV[4], 'last_token', ARGV[1])
+if #ARGV >= 6 then redis.call('HSET', KEYS[1], unpack(ARGV, 5)) end
+return {1, state}
+`;
+
+export type TransitionOutcome = { readonly outcome: "applied" | "resumed" | "refused"; readonly state: DraftState | null };
+
+export interface TransitionRequest {
+  readonly token: string;
+  readonly from: readonly DraftState[];
+  readonly to: DraftState;
+  readonly generation?: number;
+  readonly set?: Readonly<Record<string, string | number | null>>;
+}
+
+/** Decided drafts are kept this long for `drafts list` and late reactions; then they go. */
+export const DECIDED_RETENTION_S = 30 * 86400;
+/** Telegram keeps retrying one update for about a day; its id is remembered well beyond that. */
+export const UPDATE_DEDUP_S = 7 * 86400;
+const MESSAGE_MAP_S = 90 * 86400;
+const NOTICES_KEPT = 200;
+
+const nullable = (v: string | undefined): string | null => (v === undefined || v === "" ? null : v);
+
+export class DraftStore {
+  private readonly base: string;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+  ) {
+    this.base = `${prefix}:margot`;
+  }
+
+  key(id: string): string {
+    return `${this.base}:draft:${id}`;
+  }
+
+  get indexKey(): string {
+    return `${this.base}:drafts`;
+  }
+
+  get noticesKey(): string {
+    return `${this.base}:notices`;
+  }
+
+  /** Creates the draft in state `pending`; false when a draft with this id already exists. */
+  async create(draft: NewDraft): Promise<boolean> {
+    const fields = serialise({ ...draft, state: "pending", generation: 0, messages: [], labels_applied: [] });
+    const created = await this.redis.eval(CREATE, 2, this.key(draft.id), this.indexKey, draft.id, String(Date.parse(draft.created_at)), ...fields);
+    return created === 1;
+  }
+
+  async get(id: string): Promise<Draft | null> {
+    const raw = await this.redis.hgetall(this.key(id));
+    return raw.state === undefined ? null : parseDraft(raw);
+  }
+
+  async transition(id: string, req: TransitionRequest): Promise<TransitionOutcome> {
+    const set = req.set ? serialise(req.set) : [];
+    const [code, state] = (await this.redis.eval(
+      TRANSITION,
+      1,
+      this.key(id),
+      req.token,
+      req.from.join(","),
+      req.generation === undefined ? "" : String(req.generation),
+      req.to,
+      ...set,
+    )) as [number, string];
+    const outcome = code === 1 ? "applied" : code === 2 ? "resumed" : "refused";
+    const parsed = DraftState.safeParse(code === 1 ? req.to : state);
+    return { outcome, state: parsed.success ? parsed.data : null };
+  }
+
+  /** Fields that are not the state (Linear ids, message refs); never a state change. */
+  async update(id: string, fields: Readonly<Record<string, string | number | null | readonly unknown[]>>): Promise<void> {
+    await this.redis.hset(this.key(id), ...serialise(fields));
+  }
+
+  /** Decided drafts age out after DECIDED_RETENTION_S. */
+  async retire(id: string): Promise<void> {
+    await this.redis.expire(this.key(id), DECIDED_RETENTION_S);
+  }
+
+  /**
+   * Runs `effect` unless it was already done for this draft (recorded after it succeeds): a crash
+   * between the effect and the record repeats it once, never skips it.
+   */
+  async once(id: string, name: string, effect: () => Promise<void>): Promise<boolean> {
+    const field = `fx:${name}`;
+    if ((await this.redis.hexists(this.key(id), field)) === 1) return false;
+    await effect();
+    await this.redis.hset(this.key(id), field, new Date().toISOString());
+    return true;
+  }
+
+  /** Runs `fn` while holding a short lease on (draft, name); `held` when another holder has it. */
+  async withLease<T>(id: string, name: string, ttlMs: number, fn: () => Promise<T>): Promise<{ held: false; value: T } | { held: true }> {
+    const key = `${this.key(id)}:lease:${name}`;
+    const token = `${process.pid}-${Math.random().toString(36).slice(2)}`;
+    if ((await this.redis.set(key, token, "PX", ttlMs, "NX")) !== "OK") return { held: true };
+    try {
+      return { held: false, value: await fn() };
+    } finally {
+      await this.redis.eval(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, 1, key, token).catch(() => {});
+    }
+  }
+
+  async mapMessage(ref: MessageRef, draftId: string): Promise<void> {
+    if (ref.chat_id === null || ref.message_id === null) return;
+    await this.redis.set(`${this.base}:message:${ref.chat_id}:${ref.message_id}`, draftId, "EX", MESSAGE_MAP_S);
+  }
+
+  byMessage(chatId: string, messageId: number): Promise<string | null> {
+    return this.redis.get(`${this.base}:message:${chatId}:${messageId}`);
+  }
+
+  /** First delivery of a Telegram update wins; the id is remembered longer than finished jobs are kept. */
+  async claimUpdate(updateId: number): Promise<boolean> {
+    return (await this.redis.set(`${this.base}:tg-update:${updateId}`, String(Date.now()), "EX", UPDATE_DEDUP_S, "NX")) === "OK";
+  }
+
+  async releaseUpdate(updateId: number): Promise<void> {
+    await this.redis.del(`${this.base}:tg-update:${updateId}`);
+  }
+
+  async addNotice(text: string, at = new Date()): Promise<void> {
+    await this.redis.multi().lpush(this.noticesKey, JSON.stringify({ at: at.toISOString(), text })).ltrim(this.noticesKey, 0, NOTICES_KEPT - 1).exec();
+  }
+
+  async notices(limit = 20): Promise<Array<{ at: string; text: string }>> {
+    const raw = await this.redis.lrange(this.noticesKey, 0, limit - 1);
+    return raw.flatMap((line) => {
+      try {
+        return [JSON.parse(line) as { at: string; text: string }];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  /** Newest first; drafts that aged out are dropped from the index on the way. */
+  async list(limit = 100): Promise<Draft[]> {
+    const ids = await this.redis.zrevrange(this.indexKey, 0, limit - 1);
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(this.key(id));
+    const results = (await pipeline.exec()) ?? [];
+    const drafts: Draft[] = [];
+    const gone: string[] = [];
+    results.forEach(([err, raw], i) => {
+      const record = raw as Record<string, string> | null;
+      if (err || !record || record.state === undefined) gone.push(ids[i]!);
+      else drafts.push(parseDraft(record));
+    });
+    if (gone.length > 0) await this.redis.zrem(this.indexKey, ...gone);
+    return drafts;
+  }
+}
+
+function serialise(fields: Readonly<Record<string, unknown>>): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined) continue;
+    out.push(k, v === null ? "" : typeof v === "object" ? JSON.stringify(v) : String(v));
+  }
+  return out;
+}
+
+function json<T>(value: string | undefined, fallback: T): T {
+  if (value === undefined || value === "") return fallback;
+  try {
+    return JSON.parse(value) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+function parseDraft(raw: Record<string, string>): Draft {
+  const state = DraftState.safeParse(raw.state);
+  const number = (v: string | undefined) => (v === undefined || v === "" ? null : Number(v));
+  return {
+    id: raw.id ?? "",
+    interaction_id: raw.interaction_id ?? "",
+    state: state.success ? state.data : "pending",
+    title: raw.title ?? "",
+    body: raw.body ?? "",
+    ticket: json(raw.ticket, {} as TicketInput),
+    target_repo: nullable(raw.target_repo),
+    project: nullable(raw.project),
+    classification: (raw.classification ?? "action_shaped") as Classification,
+    confidence: Number(raw.confidence ?? 0),
+    channel: raw.channel === "telegram" ? "telegram" : "local",
+    generation: Number(raw.generation ?? 0),
+    messages: json<MessageRef[]>(raw.messages, []),
+    created_at: raw.created_at ?? "",
+    queued_at: nullable(raw.queued_at),
+    release_at: nullable(raw.release_at),
+    draft_number: number(raw.draft_number),
+    posted_at: nullable(raw.posted_at),
+    expires_at: nullable(raw.expires_at),
+    deferred_at: nullable(raw.deferred_at),
+    resurface_at: nullable(raw.resurface_at),
+    decided_at: nullable(raw.decided_at),
+    decided_by: nullable(raw.decided_by),
+    reject_reason: nullable(raw.reject_reason),
+    linear_issue_id: nullable(raw.linear_issue_id),
+    linear_issue_identifier: nullable(raw.linear_issue_identifier),
+    linear_issue_url: nullable(raw.linear_issue_url),
+    labels_applied: json<string[]>(raw.labels_applied, []),
+  };
+}
