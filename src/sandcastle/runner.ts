@@ -130,8 +130,9 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
       let stored: string;
       if (parsed.kind === "event") {
         // Parse before redacting: a redaction rule must never be able to break the result's JSON.
-        if (parsed.event.type === "run_complete") complete = readRunComplete(redactStrings(parsed.event, (s) => redactor.text(s)));
-        stored = JSON.stringify(redactStrings(parsed.event, (s) => redactor.text(s)));
+        const event = redactStrings(parsed.event, (s) => redactor.text(s));
+        if (parsed.event.type === "run_complete") complete = readRunComplete(event);
+        stored = JSON.stringify(event);
       } else {
         stored = streamRedact(raw);
       }
