@@ -7,6 +7,7 @@ import { openQueues } from "../queues/index.js";
 import { createLogger } from "../src/log.js";
 import { connectRedis } from "../src/redis/connect.js";
 import { EmbeddedRedis } from "../src/redis/embedded.js";
+import { benchExpiryLateness, benchMargotThroughput } from "./margot-intent.js";
 import { benchDryRun, benchPipeline, benchStartLatency, type BenchContext } from "./sandcastle-run.js";
 
 const quick = process.argv.includes("--quick");
@@ -25,6 +26,8 @@ async function main(): Promise<void> {
     ["start-latency", benchStartLatency],
     ["pipeline", benchPipeline],
     ["dry-run", benchDryRun],
+    ["margot-throughput", benchMargotThroughput],
+    ["expiry-lateness", benchExpiryLateness],
   ];
   try {
     for (const [name, fn] of benches) {

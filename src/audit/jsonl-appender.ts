@@ -46,6 +46,11 @@ export class JsonlAppender {
     return next;
   }
 
+  /** fsync what was appended so far: lets a caller share one fsync among many rows (group commit). */
+  async sync(): Promise<void> {
+    if (this.handle) await (await this.handle).sync();
+  }
+
   async close(): Promise<void> {
     await this.tail;
     if (this.handle) await (await this.handle).close();

@@ -260,7 +260,8 @@ export class MargotBridge {
       await drafts.once(id, "notice:queued", () => this.notice(`draft ${draft.draft_number ?? "?"} of ${rateLimit.max} ${windowWords(rateLimit.windowMs)} queued, posts at ${iso(releaseAt)} (${id}: ${draft.title})`));
       return result;
     }
-    await this.post(draft, token, { from: ["pending", "posting"], kind: "new", number });
+    // Only from pending: a draft another job is posting stays that job's (its own retry resumes by token).
+    await this.post(draft, token, { from: ["pending"], kind: "new", number });
     return result;
   }
 
@@ -315,7 +316,7 @@ export class MargotBridge {
         await this.deps.drafts.update(draftId, { release_at: iso(decision.releaseAt), draft_number: decision.number });
         return { draft_id: draftId, changed: false, state: "queued", retry_at: decision.releaseAt };
       }
-      const posted = await this.post(draft, token, { from: ["queued", "posting"], kind: "new", number: decision.number });
+      const posted = await this.post(draft, token, { from: ["queued"], kind: "new", number: decision.number });
       return { draft_id: draftId, changed: posted, state: (await this.mustGet(draftId)).state };
     }
     if (draft.state === "posted") await this.afterPost(draft);

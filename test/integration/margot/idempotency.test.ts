@@ -1,0 +1,58 @@
+// The same interaction_id enqueued twice gives one classification and at most one draft, whatever
+// the timing: at once, after the first finished, and after its job was removed by retention.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { MargotIntentResult } from "../../../src/margot/contract.js";
+import { lastJsonLine, runCli, stopAllCli } from "../../helpers/cli.js";
+import { ACTION_BODY, INFORMATIONAL_BODY, MargotScope } from "../../helpers/margot-scope.js";
+
+let s: MargotScope;
+beforeEach(async () => {
+  s = await new MargotScope().start();
+});
+afterEach(async () => {
+  await stopAllCli();
+  await s.close();
+});
+
+describe("one interaction, one decision", () => {
+  it("enqueued twice at once (two CLI producers) → one job, one classification, one draft", async () => {
+    await s.worker();
+    const c = s.completion(ACTION_BODY);
+    const [a, b] = await Promise.all([0, 1].map(() => runCli(["enqueue", "margot-intent", "--completion", "-", "--wait"], s.env(), { input: JSON.stringify(c) })));
+    expect(a!.code, a!.stderr).toBe(0);
+    expect(b!.code, b!.stderr).toBe(0);
+    const ra = MargotIntentResult.parse(lastJsonLine(a!.stdout));
+    const rb = MargotIntentResult.parse(lastJsonLine(b!.stdout));
+    expect(ra).toEqual(rb);
+    expect(ra.status).toBe("drafted");
+    expect(s.auditTypes(c.interaction_id).filter((t) => t === "margot_intent_classified")).toHaveLength(1);
+    expect(s.telegram.drafts()).toHaveLength(1);
+    expect(await s.drafts.list()).toHaveLength(1);
+  });
+
+  it("enqueued again after it finished → the same job's result; after its job was removed → duplicate, no new rows, no new draft", async () => {
+    await s.worker();
+    const c = s.completion(ACTION_BODY);
+    const first = await s.submit(c);
+    const again = await s.submit(c);
+    expect(again).toEqual(first);
+
+    await (await s.queue.getJob(`intent-${c.interaction_id}`))!.remove();
+    const third = await s.submit(c);
+    expect(third).toMatchObject({ interaction_id: c.interaction_id, status: "duplicate", reason: "duplicate_interaction", draft_id: first.draft_id, classification: "action_shaped" });
+    expect(third.skipped_reason).toMatch(/already processed .*drafted, draft d-/);
+    expect(s.auditTypes(c.interaction_id)).toEqual(["margot_intent_classified", "margot_intent_drafted"]);
+    expect(s.ledgerRows(c.interaction_id).map((r) => r.outcome)).toEqual(["drafted"]);
+    expect(s.telegram.drafts()).toHaveLength(1);
+  });
+
+  it("an informational completion enqueued twice writes one ledger row", async () => {
+    await s.worker();
+    const c = s.completion(INFORMATIONAL_BODY);
+    await s.submit(c);
+    await (await s.queue.getJob(`intent-${c.interaction_id}`))!.remove();
+    expect((await s.submit(c)).status).toBe("duplicate");
+    expect(s.ledgerRows(c.interaction_id)).toHaveLength(1);
+    expect(s.auditTypes(c.interaction_id)).toEqual(["margot_intent_classified"]);
+  });
+});

@@ -1,0 +1,94 @@
+// The draft timers as delayed jobs, with seconds instead of days: expiry, expiry removed by a
+// reaction, and a defer that resurfaces the draft with a new expiry clock (which then runs out).
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
+import { reactionUpdate } from "../../helpers/fake-telegram.js";
+import { ACTION_BODY, MargotScope } from "../../helpers/margot-scope.js";
+
+let s: MargotScope;
+beforeEach(async () => {
+  s = await new MargotScope().start();
+});
+afterEach(async () => {
+  await stopAllCli();
+  await s.close();
+});
+
+describe("draft timers", () => {
+  it("no reaction within the expiry → expired: audit row, ledger row, one notice; nothing created", async () => {
+    await s.worker(s.env({ MARGOT_DRAFT_EXPIRY_SECONDS: "2" }));
+    const c = s.completion(ACTION_BODY);
+    const result = await s.submit(c);
+    const posted = await s.draft(result.draft_id!);
+    const expired = await s.waitState(result.draft_id!, "expired", 15_000);
+    expect(Date.parse(expired.decided_at!)).toBeGreaterThanOrEqual(Date.parse(posted.expires_at!) - 50);
+    expect(expired.decided_by).toBe("timer");
+    await waitFor(() => s.ledgerRows(c.interaction_id).length === 2, 5000);
+    expect(s.ledgerRows(c.interaction_id).map((r) => r.outcome)).toEqual(["drafted", "expired"]);
+    expect(s.auditRows().find((r) => r.type === "margot_intent_expired")).toEqual({ ts: expect.any(String), type: "margot_intent_expired", interaction_id: c.interaction_id, draft_id: result.draft_id });
+    await waitFor(() => s.telegram.notices().some((n) => /expired/.test(n.text)), 5000);
+    expect(s.linear.issues).toHaveLength(0);
+  });
+
+  it("a reaction that lands first removes the expiry job", async () => {
+    await s.worker(s.localEnv({ MARGOT_DRAFT_EXPIRY_SECONDS: "3" }));
+    const result = await s.submit(s.completion(ACTION_BODY));
+    const expireId = `expire-${result.draft_id}-0`;
+    expect(await (await s.queue.getJob(expireId))?.getState()).toBe("delayed");
+    const react = await runCli(["drafts", "react", result.draft_id!, "reject"], s.localEnv());
+    expect(react.code, react.stderr).toBe(0);
+    expect(await s.queue.getJob(expireId)).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 3500));
+    expect((await s.draft(result.draft_id!)).state).toBe("rejected");
+    expect(s.auditTypes()).not.toContain("margot_intent_expired");
+  });
+
+  it("defer → the draft resurfaces after MARGOT_DEFER_SECONDS with a new expiry clock → then expires", async () => {
+    await s.service(s.env({ MARGOT_DRAFT_EXPIRY_SECONDS: "3", MARGOT_DEFER_SECONDS: "2" }));
+    const c = s.completion(ACTION_BODY);
+    const result = await s.submit(c);
+    const draftId = result.draft_id!;
+    const first = await s.draft(draftId);
+    const message = s.telegram.draftMessage(draftId)!;
+
+    // ⏳ is not among Telegram's reactions; 😴 is, and means defer.
+    expect((await s.webhook(reactionUpdate({ chatId: s.telegram.chatId, messageId: message.message_id, emoji: "😴" }))).status).toBe(200);
+    const deferred = await s.waitState(draftId, "deferred");
+    expect(await s.queue.getJob(`expire-${draftId}-0`)).toBeUndefined();
+    expect(Date.parse(deferred.resurface_at!) - Date.parse(deferred.deferred_at!)).toBe(2000);
+    const list = lastJsonLine((await runCli(["drafts", "list", "--json"], s.env())).stdout) as { drafts: Array<{ id: string; state: string; resurface_at: string }> };
+    expect(list.drafts[0]).toMatchObject({ id: draftId, state: "deferred", resurface_at: deferred.resurface_at });
+
+    // It comes back: posted again (a new message), generation 1, a fresh expiry clock.
+    await waitFor(async () => (await s.draft(draftId)).generation === 1, 15_000, () => "the draft to resurface");
+    const back = await s.draft(draftId);
+    expect(back.state).toBe("posted");
+    expect(Date.parse(back.posted_at!)).toBeGreaterThanOrEqual(Date.parse(deferred.resurface_at!) - 50);
+    expect(Date.parse(back.expires_at!) - Date.parse(back.posted_at!)).toBeGreaterThanOrEqual(2990);
+    expect(Date.parse(back.expires_at!)).toBeGreaterThan(Date.parse(first.expires_at!));
+    expect(s.telegram.drafts().map((m) => m.text.split("\n")[0])).toEqual([`📝 Margot draft ${draftId}`, `⏰ Deferred Margot draft ${draftId} is back`]);
+    expect(back.messages).toHaveLength(2);
+
+    // Nobody reacts this time: it expires on the new clock, not the old one.
+    const expired = await s.waitState(draftId, "expired", 15_000);
+    expect(Date.parse(expired.decided_at!)).toBeGreaterThanOrEqual(Date.parse(back.expires_at!) - 50);
+    await waitFor(() => s.ledgerRows(c.interaction_id).length === 2, 5000);
+    expect(s.ledgerRows(c.interaction_id).map((r) => r.outcome)).toEqual(["drafted", "expired"]);
+    expect(s.auditTypes(c.interaction_id)).toEqual(["margot_intent_classified", "margot_intent_drafted", "margot_intent_expired"]);
+  });
+
+  it("a reaction on the first message of a resurfaced draft still finds the draft", async () => {
+    await s.service(s.env({ MARGOT_DEFER_SECONDS: "1" }));
+    const result = await s.submit(s.completion(ACTION_BODY));
+    const draftId = result.draft_id!;
+    const firstMessage = s.telegram.draftMessage(draftId)!.message_id;
+    const react = await runCli(["drafts", "react", draftId, "defer"], s.env());
+    expect(react.code, react.stderr).toBe(0);
+    await waitFor(async () => (await s.draft(draftId)).generation === 1, 15_000);
+    await s.webhook(reactionUpdate({ chatId: s.telegram.chatId, messageId: firstMessage, emoji: "👍" }));
+    await s.waitState(draftId, "approved");
+    await waitFor(() => s.linear.issues.length === 1, 10_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await s.queue.getJob(`expire-${draftId}-1`)).toBeUndefined();
+  });
+});
