@@ -8,7 +8,8 @@ import { enqueueResearchCompletion, MARGOT_INTENT_QUEUE } from "../../queues/mar
 import { parseJsonl } from "../../src/audit/jsonl-appender.js";
 import type { MargotIntentResult } from "../../src/margot/contract.js";
 import { DraftStore, type Draft } from "../../src/review/draft-store.js";
-import { CliProcess, cliEnv, waitFor } from "./cli.js";
+import { afterEach, beforeEach } from "vitest";
+import { CliProcess, cliEnv, stopAllCli, waitFor } from "./cli.js";
 import { FakeLinear } from "./fake-linear.js";
 import { FakeTelegram } from "./fake-telegram.js";
 import { deletePrefix, redisUrl, tempDir, uniquePrefix } from "./scope.js";
@@ -99,7 +100,7 @@ export class MargotScope {
     return s;
   }
 
-  completion(body: string, id?: string): Record<string, string> {
+  completion(body: string, id?: string): { interaction_id: string; body: string; originated_at: string; originating_session_id: string } {
     seq += 1;
     return {
       interaction_id: id ?? `int-${process.pid}-${Date.now().toString(36)}-${seq}`,
@@ -180,4 +181,17 @@ export class MargotScope {
     await deletePrefix(redisUrl(), this.prefix);
     this.dir.remove();
   }
+}
+
+/** One fresh MargotScope per test (started before, stopped with every CLI process after). */
+export function useMargotScope(set: (scope: MargotScope) => void): void {
+  let current: MargotScope | undefined;
+  beforeEach(async () => {
+    current = await new MargotScope().start();
+    set(current);
+  });
+  afterEach(async () => {
+    await stopAllCli();
+    await current?.close();
+  });
 }

@@ -1,19 +1,13 @@
 // The Margot side of the CLI contract: enqueue --wait, classify, drafts list/show/react.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MargotIntentResult } from "../../../src/margot/contract.js";
-import { lastJsonLine, runCli, stopAllCli } from "../../helpers/cli.js";
-import { ACTION_BODY, INFORMATIONAL_BODY, MargotScope } from "../../helpers/margot-scope.js";
+import { lastJsonLine, runCli } from "../../helpers/cli.js";
+import { ACTION_BODY, INFORMATIONAL_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 let s: MargotScope;
-beforeEach(async () => {
-  s = await new MargotScope().start();
-});
-afterEach(async () => {
-  await stopAllCli();
-  await s.close();
-});
+useMargotScope((scope) => (s = scope));
 
 describe("margot CLI", () => {
   it("enqueue margot-intent --completion FILE --wait prints the job line first and the MargotIntentResult last", async () => {

@@ -3,20 +3,14 @@
 // the draft, records it, and then blocks opening the ledger (no reader) until it is SIGKILLed.
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { enqueueResearchCompletion } from "../../../queues/margot-intent.js";
 import type { MargotIntentResult } from "../../../src/margot/contract.js";
-import { stopAllCli, waitFor } from "../../helpers/cli.js";
-import { ACTION_BODY, MargotScope } from "../../helpers/margot-scope.js";
+import { waitFor } from "../../helpers/cli.js";
+import { ACTION_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 let s: MargotScope;
-beforeEach(async () => {
-  s = await new MargotScope().start();
-});
-afterEach(async () => {
-  await stopAllCli();
-  await s.close();
-});
+useMargotScope((scope) => (s = scope));
 
 describe("crash safety", () => {
   it("kill -9 after the draft is posted, before the ledger row: the retry posts no second draft and writes the row once", async () => {

@@ -1,18 +1,12 @@
 // The same interaction_id enqueued twice gives one classification and at most one draft, whatever
 // the timing: at once, after the first finished, and after its job was removed by retention.
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MargotIntentResult } from "../../../src/margot/contract.js";
-import { lastJsonLine, runCli, stopAllCli } from "../../helpers/cli.js";
-import { ACTION_BODY, INFORMATIONAL_BODY, MargotScope } from "../../helpers/margot-scope.js";
+import { lastJsonLine, runCli } from "../../helpers/cli.js";
+import { ACTION_BODY, INFORMATIONAL_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 let s: MargotScope;
-beforeEach(async () => {
-  s = await new MargotScope().start();
-});
-afterEach(async () => {
-  await stopAllCli();
-  await s.close();
-});
+useMargotScope((scope) => (s = scope));
 
 describe("one interaction, one decision", () => {
   it("enqueued twice at once (two CLI producers) → one job, one classification, one draft", async () => {

@@ -6,7 +6,7 @@ import { issueMarker, LinearIssues } from "../../../src/linear/issues.js";
 import { createLogger } from "../../../src/log.js";
 import { lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
 import { FakeLinear } from "../../helpers/fake-linear.js";
-import { ACTION_BODY, MargotScope } from "../../helpers/margot-scope.js";
+import { ACTION_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 const log = createLogger("silent");
 let linear: FakeLinear;
@@ -90,7 +90,8 @@ describe("Linear client", () => {
     expect((missing as LinearError).retryable).toBe(false);
     expect((missing as LinearError).message).toMatch(/no workflow state "Ready for Pi-Dev"/);
     const badKey = "lin_api_wrongkey0123456789abcdefghij";
-    const refused = await client({ apiKey: badKey }).createOnce(request()).catch((e: unknown) => e as LinearError);
+    const refused = (await client({ apiKey: badKey }).createOnce(request()).catch((e: unknown) => e)) as LinearError;
+    expect(refused).toBeInstanceOf(LinearError);
     expect(refused.retryable).toBe(false);
     expect(refused.message).toMatch(/check LINEAR_API_KEY/);
     expect(refused.message).not.toContain(badKey);
@@ -100,13 +101,7 @@ describe("Linear client", () => {
 
 describe("Linear through the worker", () => {
   let s: MargotScope;
-  beforeEach(async () => {
-    s = await new MargotScope().start();
-  });
-  afterEach(async () => {
-    await stopAllCli();
-    await s.close();
-  });
+  useMargotScope((scope) => (s = scope));
 
   it("👍 while Linear answers 500 then recovers → exactly one issue, one accepted row", async () => {
     await s.worker(s.localEnv());

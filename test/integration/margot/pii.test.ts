@@ -1,10 +1,10 @@
 // PII and secrets in a research body never reach Telegram or Linear (nor the ledger, the audit
 // log, or the job's return value): the redactor runs on every draft before it leaves the process.
 import { readFileSync } from "node:fs";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { stopAllCli, waitFor } from "../../helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { waitFor } from "../../helpers/cli.js";
 import { reactionUpdate } from "../../helpers/fake-telegram.js";
-import { MargotScope } from "../../helpers/margot-scope.js";
+import { MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 const SENSITIVE = {
   email: "jane.doe@acmeplumbing.com.au",
@@ -23,13 +23,7 @@ const BODY =
   `so that Acme Plumbing and others stop seeing double credits (target: 0 per month).`;
 
 let s: MargotScope;
-beforeEach(async () => {
-  s = await new MargotScope().start();
-});
-afterEach(async () => {
-  await stopAllCli();
-  await s.close();
-});
+useMargotScope((scope) => (s = scope));
 
 describe("PII redaction", () => {
   it("nothing sensitive reaches the fake Telegram or the fake Linear, the ledger, the audit log or the result", async () => {

@@ -3,8 +3,8 @@
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DraftRateLimit } from "../../../src/margot/rate-limit.js";
-import { lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
-import { ACTION_BODY, MargotScope } from "../../helpers/margot-scope.js";
+import { lastJsonLine, runCli, waitFor } from "../../helpers/cli.js";
+import { ACTION_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 import { deletePrefix, redisUrl, uniquePrefix } from "../../helpers/scope.js";
 
 describe("DraftRateLimit (Lua, real Redis)", () => {
@@ -59,13 +59,7 @@ describe("DraftRateLimit (Lua, real Redis)", () => {
 
 describe("two workers racing the rate limit", () => {
   let s: MargotScope;
-  beforeEach(async () => {
-    s = await new MargotScope().start();
-  });
-  afterEach(async () => {
-    await stopAllCli();
-    await s.close();
-  });
+  useMargotScope((scope) => (s = scope));
 
   it("8 drafts at once across two worker processes, max 5: exactly 5 posted in the window, 3 queued with a notice each", async () => {
     const env = s.env({ MARGOT_RATE_LIMIT_MAX: "5", MARGOT_RATE_WINDOW_SECONDS: "120" });

@@ -11,8 +11,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { enqueueResearchCompletion, MARGOT_INTENT_QUEUE } from "../../../queues/margot-intent.js";
 import { CompletionTailer } from "../../../src/margot/completion-tailer.js";
 import type { MargotResearchCompletion } from "../../../src/margot/contract.js";
-import { runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
-import { INFORMATIONAL_BODY, MargotScope } from "../../helpers/margot-scope.js";
+import { runCli, waitFor } from "../../helpers/cli.js";
+import { INFORMATIONAL_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 import { deletePrefix, redisUrl, tempDir, uniquePrefix } from "../../helpers/scope.js";
 
 const line = (id: string) => `${JSON.stringify({ interaction_id: id, body: INFORMATIONAL_BODY, originated_at: "2026-09-17T03:04:05Z", originating_session_id: "s-1" })}\n`;
@@ -168,13 +168,7 @@ describe("completion tailer (in-process)", () => {
 
 describe("completion tailer in a worker process", () => {
   let s: MargotScope;
-  beforeEach(async () => {
-    s = await new MargotScope().start();
-  });
-  afterEach(async () => {
-    await stopAllCli();
-    await s.close();
-  });
+  useMargotScope((scope) => (s = scope));
 
   it("`worker` with MARGOT_COMPLETE_PATH enqueues each completion once, across a restart", async () => {
     const env = s.localEnv({ MARGOT_COMPLETE_PATH: s.completePath, MARGOT_COMPLETE_POLL_MS: "50" });

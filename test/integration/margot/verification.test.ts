@@ -3,11 +3,11 @@
 // Telegram Bot API and Linear GraphQL.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { MargotIntentResult } from "../../../src/margot/contract.js";
-import { lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
+import { lastJsonLine, runCli, waitFor } from "../../helpers/cli.js";
 import { reactionUpdate, replyUpdate } from "../../helpers/fake-telegram.js";
-import { ACTION_BODY, FIXTURES, INFORMATIONAL_BODY, MargotScope } from "../../helpers/margot-scope.js";
+import { ACTION_BODY, FIXTURES, INFORMATIONAL_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 interface Sample {
   id: string;
@@ -17,13 +17,7 @@ interface Sample {
 }
 
 let s: MargotScope;
-beforeEach(async () => {
-  s = await new MargotScope().start();
-});
-afterEach(async () => {
-  await stopAllCli();
-  await s.close();
-});
+useMargotScope((scope) => (s = scope));
 
 describe("seed verification", () => {
   it("2. classification smoke: the 10 synthetic research outputs, ≥ 8/10 right with consistent confidence (10/10 here)", async () => {

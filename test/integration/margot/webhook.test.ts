@@ -1,18 +1,12 @@
 // POST /telegram/webhook through a real `start` process: the secret, the body cap, dedup of
 // redelivered updates, and reactions on drafts already decided.
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { lastJsonLine, runCli, waitFor } from "../../helpers/cli.js";
 import { reactionUpdate } from "../../helpers/fake-telegram.js";
-import { ACTION_BODY, MargotScope, WEBHOOK_SECRET } from "../../helpers/margot-scope.js";
+import { ACTION_BODY, MargotScope, WEBHOOK_SECRET, useMargotScope } from "../../helpers/margot-scope.js";
 
 let s: MargotScope;
-beforeEach(async () => {
-  s = await new MargotScope().start();
-});
-afterEach(async () => {
-  await stopAllCli();
-  await s.close();
-});
+useMargotScope((scope) => (s = scope));
 
 async function postedDraft(): Promise<{ draftId: string; messageId: number; interactionId: string }> {
   const c = s.completion(ACTION_BODY);
