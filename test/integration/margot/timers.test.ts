@@ -25,21 +25,23 @@ describe("draft timers", () => {
   });
 
   it("a reaction that lands first removes the expiry job", async () => {
-    await s.worker(s.localEnv({ MARGOT_DRAFT_EXPIRY_SECONDS: "3" }));
+    // Room for a CLI start on a loaded machine before the expiry; then wait past the old expiry.
+    await s.worker(s.localEnv({ MARGOT_DRAFT_EXPIRY_SECONDS: "8" }));
     const result = await s.submit(s.completion(ACTION_BODY));
+    const posted = await s.draft(result.draft_id!);
     const expireId = `expire-${result.draft_id}-0`;
     expect(await (await s.queue.getJob(expireId))?.getState()).toBe("delayed");
     const react = await runCli(["drafts", "react", result.draft_id!, "reject"], s.localEnv());
     expect(react.code, react.stderr).toBe(0);
     expect(await s.queue.getJob(expireId)).toBeUndefined();
-    await new Promise((r) => setTimeout(r, 3500));
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(posted.expires_at!) - Date.now()) + 1000));
     expect((await s.draft(result.draft_id!)).state).toBe("rejected");
     expect(s.auditTypes()).not.toContain("margot_intent_expired");
   });
 
   it("defer → the draft resurfaces after MARGOT_DEFER_SECONDS with a new expiry clock → then expires", async () => {
     // Expiry well above the defer, so a loaded machine cannot expire the draft before the 😴 lands.
-    await s.service(s.env({ MARGOT_DRAFT_EXPIRY_SECONDS: "6", MARGOT_DEFER_SECONDS: "2" }));
+    await s.service(s.env({ MARGOT_DRAFT_EXPIRY_SECONDS: "6", MARGOT_DEFER_SECONDS: "5" }));
     const c = s.completion(ACTION_BODY);
     const result = await s.submit(c);
     const draftId = result.draft_id!;
@@ -50,7 +52,7 @@ describe("draft timers", () => {
     expect((await s.webhook(reactionUpdate({ chatId: s.telegram.chatId, messageId: message.message_id, emoji: "😴" }))).status).toBe(200);
     const deferred = await s.waitState(draftId, "deferred");
     expect(await s.queue.getJob(`expire-${draftId}-0`)).toBeUndefined();
-    expect(Date.parse(deferred.resurface_at!) - Date.parse(deferred.deferred_at!)).toBe(2000);
+    expect(Date.parse(deferred.resurface_at!) - Date.parse(deferred.deferred_at!)).toBe(5000);
     const list = lastJsonLine((await runCli(["drafts", "list", "--json"], s.env())).stdout) as { drafts: Array<{ id: string; state: string; resurface_at: string }> };
     expect(list.drafts[0]).toMatchObject({ id: draftId, state: "deferred", resurface_at: deferred.resurface_at });
 
