@@ -18,8 +18,3 @@ export class AppError extends Error {
     this.name = "AppError";
   }
 }
-
-/** Normalise anything thrown into an Error (graphile-worker's coerceError habit). */
-export function coerceError(value: unknown): Error {
-  return value instanceof Error ? value : new Error(typeof value === "string" ? value : JSON.stringify(value));
-}
