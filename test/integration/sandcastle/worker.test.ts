@@ -1,5 +1,5 @@
 // The sandcastle-run queue through real worker processes and the CLI.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
@@ -122,6 +122,16 @@ describe("sandcastle-run worker", () => {
     expect(s.auditRows().at(-1)).toMatchObject({ type: "sandcastle_run_failed", failure_reason: "kill_switch_mid_run" });
     const next = await enqueue(s.request({}, { FAKE_MODE: "ok" }));
     expect(next.result).toMatchObject({ status: "skipped", skip_reason: "kill_switch_active" });
+  });
+
+  it("Pi-CEO's kill switch file appearing mid-run stops the child too: killed / kill_switch_mid_run", async () => {
+    const killFile = join(s.dir.path, "KILL_SWITCH");
+    await startWorker({ KILL_SWITCH_FILE: killFile });
+    const pending = enqueue(s.request({}, { FAKE_MODE: "sleep" }));
+    await waitFor(() => readdirSync(s.outDir).some((f) => f.startsWith("started-")), 15_000);
+    writeFileSync(killFile, "");
+    const out = await pending;
+    expect(out.result).toMatchObject({ status: "killed", failure_reason: "kill_switch_mid_run" });
   });
 
   it("cancel RUN_ID from another process: a running run ends killed / cancelled, audited with who asked", async () => {
