@@ -1,6 +1,9 @@
 // The one reader of process.env: every setting of DESIGN.md, validated once at start.
 import { z } from "zod";
 import { DEFAULT_DESTRUCTIVE_VERBS, parseDestructiveVerbs } from "./margot/destructive.js";
+import { ConfigError } from "./errors.js";
+
+export { ConfigError };
 
 const flag = z.enum(["0", "1"], { error: 'takes "0" or "1"' });
 const int = (min: number, max: number) =>
@@ -93,14 +96,6 @@ export interface Config extends Env {
   readonly reviewerIds: readonly string[];
   /** Drafts go to Telegram when both TELEGRAM_BOT_TOKEN and REVIEW_CHAT_ID are set, else to the local channel. */
   readonly reviewChannel: "telegram" | "local";
-}
-
-export class ConfigError extends Error {
-  readonly kind = "config_invalid";
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
-    this.name = "ConfigError";
-  }
 }
 
 const csv = (value: string): string[] =>

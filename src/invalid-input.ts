@@ -1,6 +1,8 @@
 // Bad input at a boundary: one message that names every field and what it takes.
 import type { z } from "zod";
-import { AppError } from "./errors.js";
+import { InvalidInputError } from "./errors.js";
+
+export { InvalidInputError };
 
 export function formatIssues(error: z.ZodError): string {
   return error.issues
@@ -12,16 +14,6 @@ export function formatIssues(error: z.ZodError): string {
       return `${field}: ${nested?.message ?? issue.message}`;
     })
     .join("; ");
-}
-
-export class InvalidInputError extends AppError {
-  constructor(
-    readonly what: string,
-    readonly details: string,
-  ) {
-    super("invalid_input", `invalid ${what}: ${details}`);
-    this.name = "InvalidInputError";
-  }
 }
 
 export function parseInput<S extends z.ZodType>(schema: S, data: unknown, what: string): z.infer<S> {

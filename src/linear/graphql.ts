@@ -7,21 +7,9 @@
 // Reads are retried here with exponential backoff and jitter. A write whose outcome is unknown
 // (timeout, 5xx) is NOT retried here: the caller looks before it writes again (issues.ts).
 import type { Logger } from "../log.js";
+import { LinearError } from "../errors.js";
 
-export class LinearError extends Error {
-  readonly kind = "linear_failed";
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-    /** true when the request may have been carried out (a timeout or 5xx after sending). */
-    readonly outcomeUnknown = false,
-    /** The server's Retry-After, when it gave one. */
-    readonly retryAfterMs: number | null = null,
-  ) {
-    super(message);
-    this.name = "LinearError";
-  }
-}
+export { LinearError };
 
 export interface LinearClientOptions {
   readonly url: string;

@@ -23,6 +23,9 @@ import type { Project } from "./projects.js";
 import type { DraftRateLimit } from "./rate-limit.js";
 import { applyRules } from "./rules.js";
 import { renderTicket, type TicketInput } from "./ticket.js";
+import { BridgeError } from "../errors.js";
+
+export { BridgeError };
 
 /** When drafts' timers fire; implemented with delayed jobs by the worker. Each call is idempotent. */
 export interface DraftTimers {
@@ -84,16 +87,6 @@ export interface TimerResult {
   readonly state: Draft["state"] | null;
   /** rate-limit-release only: the draft must wait longer, until then (ms). */
   readonly retry_at?: number;
-}
-
-/** A failure retrying cannot fix (missing configuration); the job fails at once with this message. */
-export class BridgeError extends Error {
-  readonly kind = "margot_bridge_failed";
-  readonly retryable = false;
-  constructor(message: string) {
-    super(message);
-    this.name = "BridgeError";
-  }
 }
 
 /** Someone else is creating this draft's Linear issue right now; retry later. */

@@ -4,16 +4,9 @@ import { readFile, stat } from "node:fs/promises";
 import { formatIssues } from "../invalid-input.js";
 import type { Logger } from "../log.js";
 import { ProjectsConfig, type Project } from "./projects.js";
+import { ProjectsConfigError } from "../errors.js";
 
-/** A broken projects file: retrying cannot fix it, an operator must. */
-export class ProjectsConfigError extends Error {
-  readonly kind = "projects_config_invalid";
-  readonly retryable = false;
-  constructor(message: string) {
-    super(message);
-    this.name = "ProjectsConfigError";
-  }
-}
+export { ProjectsConfigError };
 
 export async function readProjectsFile(path: string): Promise<readonly Project[] | null> {
   let text: string;

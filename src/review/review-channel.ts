@@ -1,5 +1,8 @@
 // Where drafts go for a human's reaction: Telegram (Bot API) or the local channel (the CLI).
 // A channel only delivers; the draft store decides what a reaction does.
+import { ReviewChannelError } from "../errors.js";
+
+export { ReviewChannelError };
 
 export type ChannelKind = "telegram" | "local";
 
@@ -26,16 +29,4 @@ export interface ReviewChannel {
   postDraft(message: DraftMessage): Promise<MessageRef>;
   /** One line in the channel (queued drafts, outcomes of reactions); `replyTo` threads it under a draft. */
   postNotice(text: string, replyTo?: MessageRef): Promise<void>;
-}
-
-/** A channel failure; `retryable` false means retrying cannot help (bad token, unknown chat). */
-export class ReviewChannelError extends Error {
-  readonly kind = "review_channel_failed";
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-  ) {
-    super(message);
-    this.name = "ReviewChannelError";
-  }
 }

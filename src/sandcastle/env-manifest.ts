@@ -3,10 +3,9 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { formatIssues } from "../invalid-input.js";
 import { EnvManifest } from "./contract.js";
+import { EnvManifestError } from "../errors.js";
 
-export class EnvManifestError extends Error {
-  readonly kind = "env_manifest_invalid";
-}
+export { EnvManifestError };
 
 export async function readEnvManifest(dir: string, name: string): Promise<EnvManifest> {
   const path = join(dir, `${name}.json`);

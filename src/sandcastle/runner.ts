@@ -16,6 +16,9 @@ import type { RunSlots } from "./run-slots.js";
 import type { StopRequest } from "./run-control.js";
 import { LineBatcher, type BatchSink } from "./session-log.js";
 import { supervise } from "./supervise.js";
+import { CapacityFullError } from "../errors.js";
+
+export { CapacityFullError };
 
 export const LOG_TAIL_LINES = 50;
 
@@ -44,14 +47,6 @@ export interface RunInput {
   /** Where redacted log lines go: the session's stream, the job's log. */
   readonly sinks: readonly BatchSink[];
   readonly onSpawn?: (pid: number) => void;
-}
-
-/** The cap is full and the request said "wait": the caller re-queues the job for a moment. */
-export class CapacityFullError extends Error {
-  readonly kind = "capacity_full";
-  constructor() {
-    super("all run slots are taken");
-  }
 }
 
 const STOP_OUTCOME: Record<StopRequest["reason"], { status: SandcastleRunResult["status"]; reason: FailureReason }> = {
