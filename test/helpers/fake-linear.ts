@@ -6,7 +6,7 @@
 // client cannot tell from a failure).
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { closeServer, listenOnLoopback } from "./local-http.js";
 
 export interface FakeIssue {
   id: string;
@@ -65,17 +65,14 @@ export class FakeLinear {
         else send();
       });
     });
-    await new Promise<void>((r) => this.server!.listen(0, "127.0.0.1", r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/graphql`;
+    this.url = `${await listenOnLoopback(this.server)}/graphql`;
     return this;
   }
 
   async stop(): Promise<void> {
     const server = this.server;
     this.server = null;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    await closeServer(server);
   }
 
   /** The next `count` calls of `op` answer HTTP `status` (without doing anything). */

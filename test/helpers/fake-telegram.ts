@@ -3,7 +3,7 @@
 // or {"ok": false, "error_code", "description", "parameters"?: {"retry_after"}}. Plus builders
 // for the Update objects Telegram POSTs to a webhook.
 import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { closeServer, listenOnLoopback } from "./local-http.js";
 
 export interface SentMessage {
   readonly message_id: number;
@@ -32,17 +32,14 @@ export class FakeTelegram {
         res.end(JSON.stringify(body));
       });
     });
-    await new Promise<void>((r) => this.server!.listen(0, "127.0.0.1", r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = await listenOnLoopback(this.server);
     return this;
   }
 
   async stop(): Promise<void> {
     const server = this.server;
     this.server = null;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    await closeServer(server);
   }
 
   /** The next sendMessage calls fail like Telegram does (429 with retry_after, 500, 400 …). */
