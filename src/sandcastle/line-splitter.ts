@@ -1,6 +1,7 @@
 // Splits a child's byte stream into lines with bounded memory: a line longer than the cap is cut
 // with a marker and the rest of it dropped, so 50 MB without a newline costs 64 KiB, not 50 MB.
 // (readline and execa's line splitting both buffer an unterminated line without bound.)
+import { isAscii } from "node:buffer";
 import { StringDecoder } from "node:string_decoder";
 
 export const MAX_LINE_BYTES = 64 * 1024;
@@ -14,19 +15,23 @@ export class LineSplitter {
 
   /**
    * With `onBlock`, the whole lines that lie entirely inside one chunk arrive as one string joined by
-   * "\n" (a chunk no longer than the cap cannot hold an over-long line); lines that straddle chunks
+   * "\n" (a chunk no longer than the cap cannot hold an over-long line), with their bytes when the chunk
+   * is plain ASCII (so they can be shipped without re-encoding); lines that straddle chunks
    * still arrive one by one through `onLine`. Handling a block at once is what keeps the pipeline near
    * readline's speed.
    */
   constructor(
     private readonly onLine: (line: string) => void,
     private readonly maxBytes = MAX_LINE_BYTES,
-    private readonly onBlock?: (lines: string) => void,
+    private readonly onBlock?: (lines: string, bytes: Buffer | null) => void,
   ) {}
 
   push(chunk: Buffer): void {
     const text = this.decoder.write(chunk);
-    if (this.onBlock && chunk.length <= this.maxBytes) return this.pushBlock(text, this.onBlock);
+    if (this.onBlock && chunk.length <= this.maxBytes) {
+      // An all-ASCII chunk decoded to exactly as many characters: character i is byte i, so a block's bytes are a slice.
+      return this.pushBlock(text, isAscii(chunk) && text.length === chunk.length ? chunk : null, this.onBlock);
+    }
     let start = 0;
     for (;;) {
       const nl = text.indexOf("\n", start);
@@ -45,7 +50,8 @@ export class LineSplitter {
     }
   }
 
-  private pushBlock(text: string, onBlock: (lines: string) => void): void {
+  /** `bytes`: the chunk itself when it maps one byte to one character, so blocks can also be handed over as bytes. */
+  private pushBlock(text: string, bytes: Buffer | null, onBlock: (lines: string, bytes: Buffer | null) => void): void {
     const first = text.indexOf("\n");
     if (first === -1) {
       this.keep(text);
@@ -58,7 +64,7 @@ export class LineSplitter {
       start = first + 1;
     }
     const last = text.lastIndexOf("\n");
-    if (last >= start) onBlock(text.slice(start, last));
+    if (last >= start) onBlock(text.slice(start, last), bytes ? bytes.subarray(start, last) : null);
     if (last + 1 < text.length) this.keep(text.slice(last + 1));
   }
 

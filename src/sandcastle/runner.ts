@@ -138,14 +138,15 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
     };
     // Lines with nothing special (no event, ANSI, PEM marker or CR) are redacted as one block:
     // every rule is line-local, so this equals line by line, at a fraction of the cost.
-    const onBlock = (block: string) => {
+    const onBlock = (block: string, bytes: Buffer | null) => {
       if (pemOpen || block.charCodeAt(0) === 123 || block.includes("\n{") || block.includes("\x1b") || block.includes("-----") || block.includes("\r")) {
         for (const line of block.split("\n")) onLine(line.endsWith("\r") ? line.slice(0, -1) : line);
         return;
       }
       const stored = redactor.line(block);
       tail.pushBlock(stored);
-      batcher.write(stored);
+      // Nothing redacted: ship the child's own bytes rather than re-encode the text.
+      batcher.write(stored === block && bytes !== null ? bytes : stored);
     };
 
     const exit = await supervise({

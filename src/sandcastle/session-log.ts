@@ -19,11 +19,31 @@ export function sessionLogKey(prefix: string, sessionId: string): string {
   return `${prefix}:session-log:${sessionId}`;
 }
 
-export type BatchSink = (lines: readonly string[]) => Promise<unknown>;
+/** One or more lines joined by "\n": as text, or as their UTF-8 bytes (shipped without re-encoding). */
+export type LogEntry = string | Buffer;
+
+export type BatchSink = (entries: readonly LogEntry[]) => Promise<unknown>;
+
+const NEWLINE = Buffer.from("\n");
+
+/** The entries as one UTF-8 buffer, newline-separated. */
+export function entriesToBuffer(entries: readonly LogEntry[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const e of entries) {
+    if (parts.length > 0) parts.push(NEWLINE);
+    parts.push(typeof e === "string" ? Buffer.from(e, "utf8") : e);
+  }
+  return Buffer.concat(parts);
+}
+
+/** The entries as lines of text. */
+export function entriesToLines(entries: readonly LogEntry[]): string[] {
+  return entries.flatMap((e) => (typeof e === "string" ? e : e.toString("utf8")).split("\n"));
+}
 
 /** Batches lines to sinks; reports saturation so the producer of lines can pause. */
 export class LineBatcher {
-  private batch: string[] = [];
+  private batch: LogEntry[] = [];
   private batchChars = 0;
   private timer: NodeJS.Timeout | null = null;
   private inFlight = 0;
@@ -40,9 +60,9 @@ export class LineBatcher {
     return this.failures;
   }
 
-  write(line: string): void {
-    this.batch.push(line);
-    this.batchChars += line.length;
+  write(entry: LogEntry): void {
+    this.batch.push(entry);
+    this.batchChars += entry.length;
     const n = this.batch.length;
     if (n >= MAX_BATCH_LINES || this.batchChars >= MAX_BATCH_CHARS || (n >= MIN_BATCH_LINES && this.inFlight === 0)) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
@@ -83,7 +103,7 @@ export class LineBatcher {
 export function sessionLogSink(redis: Redis, key: string): BatchSink {
   let batches = 0;
   return async (lines) => {
-    const multi = redis.multi().xadd(key, "MAXLEN", "~", String(SESSION_LOG_MAXLEN), "*", "lines", lines.join("\n"));
+    const multi = redis.multi().xadd(key, "MAXLEN", "~", String(SESSION_LOG_MAXLEN), "*", "lines", entriesToBuffer(lines));
     if (batches++ % 50 === 0) multi.expire(key, RETAIN_SECONDS);
     await multi.exec();
   };
@@ -103,7 +123,7 @@ export function budgetedJobLogSink(append: (text: string) => Promise<unknown>, s
       await append(`…[job log stops after ${budgetLines} lines; the full log: sandcastle-queue logs ${sessionId}]`);
       return;
     }
-    const lines = entries.join("\n").split("\n");
+    const lines = entriesToLines(entries);
     const take = lines.length <= budgetLines - written ? lines : lines.slice(0, budgetLines - written);
     written += take.length;
     await append(take.join("\n"));

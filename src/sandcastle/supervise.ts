@@ -20,7 +20,7 @@ export interface SuperviseOptions {
   readonly signal: AbortSignal;
   readonly onLine: (line: string) => void;
   /** Whole lines joined by "\n" that arrived in one chunk (see LineSplitter). */
-  readonly onBlock?: (lines: string) => void;
+  readonly onBlock?: (lines: string, bytes: Buffer | null) => void;
   /** Called after each chunk; a promise pauses reading until it settles (backpressure). */
   readonly backpressure?: () => Promise<void> | null;
   readonly onSpawn?: (pid: number) => void;
