@@ -6,7 +6,7 @@
 // client cannot tell from a failure).
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
-import { closeServer, listenOnLoopback } from "./local-http.js";
+import { closeServer, listenOnLoopback, readBody } from "./local-http.js";
 
 export interface FakeIssue {
   id: string;
@@ -184,13 +184,4 @@ export class FakeLinear {
   private issueNode(issue: FakeIssue) {
     return { id: issue.id, identifier: issue.identifier, url: issue.url, labels: { nodes: this.labelNames(issue).map((name) => ({ name })) } };
   }
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }

@@ -3,7 +3,7 @@
 // or {"ok": false, "error_code", "description", "parameters"?: {"retry_after"}}. Plus builders
 // for the Update objects Telegram POSTs to a webhook.
 import { createServer, type IncomingMessage, type Server } from "node:http";
-import { closeServer, listenOnLoopback } from "./local-http.js";
+import { closeServer, listenOnLoopback, readBody } from "./local-http.js";
 
 export interface SentMessage {
   readonly message_id: number;
@@ -136,13 +136,4 @@ export function replyUpdate(opts: { chatId: string; replyTo: number; text: strin
       reply_to_message: { message_id: opts.replyTo, chat: { id: Number(opts.chatId), type: "supergroup" }, date: Math.floor(Date.now() / 1000), text: "…" },
     },
   };
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }

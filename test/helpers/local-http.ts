@@ -1,5 +1,5 @@
 // Fake API servers (Telegram, Linear) listen on loopback only, on a free port, and close with their connections.
-import type { Server } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
 /** Listen on 127.0.0.1 at a free port; returns the base URL. */
@@ -12,4 +12,14 @@ export async function closeServer(server: Server | null): Promise<void> {
   if (!server) return;
   server.closeAllConnections();
   await new Promise<void>((r) => server.close(() => r()));
+}
+
+/** The whole request body as text. */
+export function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
 }
