@@ -146,7 +146,7 @@ describe("stopping", () => {
     const stop = new AbortController();
     let pid = 0;
     const run = h.run(h.request({ extra_env: { FAKE_MODE: "ignore-term" } }), { signal: stop.signal, runId: "run-ign", onSpawn: (p) => (pid = p) });
-    await waitFor(() => existsSync(started("run-ign")), 10_000);
+    await waitFor(() => existsSync(join(h.outDir, "ready-run-ign")), 10_000);
     const t0 = Date.now();
     stop.abort({ reason: "cancelled", by: "cli:test" });
     const result = await run;
