@@ -88,6 +88,8 @@ describe("telegram webhook", () => {
     await s.webhook(reactionUpdate({ chatId: s.telegram.chatId, messageId, emoji: "👍" }));
     await waitFor(async () => (await s.draft(draftId)).linear_issue_id !== null, 15_000);
     await waitFor(() => s.ledgerRows(interactionId).length === 2, 10_000);
+    // The approval's last effect is its notice: snapshot only once the approval has fully settled.
+    await waitFor(async () => (await s.redis.hexists(s.drafts.key(draftId), "fx:notice:accepted")) === 1, 10_000);
     const before = JSON.stringify(await s.redis.hgetall(s.drafts.key(draftId)));
 
     const late = reactionUpdate({ chatId: s.telegram.chatId, messageId, emoji: "👎", old: ["👍"] });
