@@ -29,6 +29,9 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   subscriber.on("error", () => {});
   const control = await RunControl.start(subscriber, prefix, deps.killSwitch, (err) => log.warn({ err: err.message }, "ignored a malformed control message"));
   const slots = new RunSlots(deps.redis, prefix, config.MAX_CONCURRENT_SANDCASTLE_RUNS);
+  // Session logs get their own connection: megabytes of log lines must not delay BullMQ's lock renewals.
+  const logWriter = new Redis(redisOptions(deps.target, "worker"));
+  logWriter.on("error", () => {});
 
   const active = new Set((await deps.queues.sandcastleRun.getActive()).map((j) => String(j.id)));
   const swept = await sweepChildConfigs(configDir, active);
@@ -63,7 +66,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
           runId,
           request,
           signal,
-          sinks: [sessionLogSink(deps.redis, sessionLogKey(prefix, request.session_id)), budgetedJobLogSink((text) => job.log(text), request.session_id)],
+          sinks: [sessionLogSink(logWriter, sessionLogKey(prefix, request.session_id)), budgetedJobLogSink((text) => job.log(text), request.session_id)],
           onSpawn: (pid) => jlog.info({ pid }, "run child started"),
         },
         runner,
@@ -102,6 +105,9 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
       });
     },
     onGraceExpired: () => control.stopAll({ reason: "worker_shutdown" }),
-    close: () => control.close(),
+    close: async () => {
+      await control.close();
+      logWriter.disconnect();
+    },
   };
 }

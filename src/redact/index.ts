@@ -8,18 +8,20 @@
  *   const stream = createLineRedactor(redactor);
  *   stream(l)                      // stateful: masks every line of a PEM block until END (max PEM_MAX_LINES)
  *   redactor.text(s)               // multi-line string, PEM blocks across lines included
+ *   redactor.bytes(b)              // "\n"-separated UTF-8 lines, each as line() would; b itself when clean
  *
  * Per line, in order: PEM blocks → `[REDACTED:private-key]`; known values and their encodings
  * → `[REDACTED]`; key shapes → `[REDACTED:<kind>]`; `NAME_KEY=value` → `***=[REDACTED]`.
  * Lines with ANSI escapes are also checked with the escapes stripped; if that finds
  * something, the stripped, redacted line is returned.
  */
-import { hasAnsi, stripAnsi } from "./ansi.js";
+import { ANSI_ESCAPE, hasAnsi, stripAnsi } from "./ansi.js";
 import { KEY_SHAPES, keyShapeReplacement } from "./key-shapes.js";
+import { HintScanner } from "./hint-scan.js";
 import { collectKnownValues } from "./known-values.js";
 import { literalAlternation } from "./literal-trie.js";
-import { redactSecretNames } from "./name-rule.js";
-import { mayTouchPem, PEM_MAX_LINES, PEM_REPLACEMENT, splitPem } from "./pem.js";
+import { NAME_HINTS, redactSecretNames } from "./name-rule.js";
+import { mayTouchPem, PEM_HINT, PEM_MAX_LINES, PEM_REPLACEMENT, splitPem } from "./pem.js";
 
 export { containsKeyShape, KEY_SHAPES } from "./key-shapes.js";
 export type { KeyShape } from "./key-shapes.js";
@@ -34,6 +36,11 @@ export interface Redactor {
   line(text: string): string;
   /** Redacts a whole string line by line, tracking PEM blocks across lines. */
   text(multiline: string): string;
+  /**
+   * Redacts "\n"-separated lines given as UTF-8 bytes, each as line() does (stateless about PEM blocks).
+   * Only lines that may hold a secret are decoded; returns `lines` itself when nothing was redacted.
+   */
+  bytes(lines: Buffer): Buffer;
   /** Distinct secret values (or lines of multi-line ones) not masked because they are shorter than MIN_SECRET_LENGTH. */
   readonly ignoredShortSecrets: number;
 }
@@ -75,12 +82,29 @@ export function createRedactor(opts: RedactorOptions = {}): Redactor {
     return REDACTED;
   };
 
-  const redactFlat = (text: string): string => redactSecretNames(text.replace(pattern, replaceValue));
+  // Hint groups, one bit each: which passes a line needs.
+  const NAMES = 1;
+  const VALUES = 2;
+  const HIDDEN = 4;
+  const nameHints = NAME_HINTS;
+  const valueHints = [...KEY_SHAPES.flatMap((shape) => shape.hints), ...known.values];
+  /** The passes a line's hints call for (neither pass can create the other's hints). */
+  const redactAll = (line: string, groups: number): string => {
+    const valued = groups & VALUES ? line.replace(pattern, replaceValue) : line;
+    return groups & NAMES ? redactSecretNames(valued) : valued;
+  };
+  // Every rule is line-local, so a text of many lines is redacted line by line, skipping lines with no hint.
+  const scanner = new HintScanner([nameHints, valueHints]);
+  const redactFlat = (text: string): string => scanner.redact(text, redactAll);
 
   const redactPlain = (text: string): string => {
     if (!mayTouchPem(text)) return redactFlat(text);
     return joinSegments(splitPem(text, false).segments, redactFlat);
   };
+
+  // ANSI escapes or a PEM marker can hide a secret from the hints, so such lines also go through line().
+  const blockScanner = new HintScanner([nameHints, valueHints, [ANSI_ESCAPE, PEM_HINT]]);
+  const blockLine = (line: string, groups: number): string => (groups & HIDDEN ? redactor.line(line) : redactAll(line, groups));
 
   const redactor: Redactor = {
     line(text: string): string {
@@ -94,6 +118,9 @@ export function createRedactor(opts: RedactorOptions = {}): Redactor {
       const parts = multiline.split(/(\r\n|\n|\r)/);
       for (let i = 0; i < parts.length; i += 2) parts[i] = stream(parts[i] ?? "");
       return parts.join("");
+    },
+    bytes(lines: Buffer): Buffer {
+      return blockScanner.redactBytes(lines, blockLine);
     },
     ignoredShortSecrets: known.ignoredShort,
   };

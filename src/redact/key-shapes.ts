@@ -1,27 +1,31 @@
 // Secret shapes recognisable without a name or known value (after gitleaks' rules).
+import type { Hint } from "./hint-scan.js";
 
 export interface KeyShape {
   readonly kind: string;
   /** Regex source without capturing groups. */
   readonly source: string;
+  /** Every match holds at least one of these (see hint-scan.ts). */
+  readonly hints: readonly Hint[];
 }
 
 // Match only where a token run starts, so a long run of near-misses is scanned once, not once per char.
 const TOKEN_START = "(?<![A-Za-z0-9_-])";
 
 export const KEY_SHAPES: readonly KeyShape[] = [
-  { kind: "anthropic", source: `${TOKEN_START}sk-ant-[A-Za-z0-9_-]{8,}` },
+  { kind: "anthropic", source: `${TOKEN_START}sk-ant-[A-Za-z0-9_-]{8,}`, hints: ["sk-ant-"] },
   // Needs an upper-case letter or digit so hyphenated words like sk-learn-… survive.
-  { kind: "openai", source: `${TOKEN_START}sk-(?=[a-z_-]*[A-Z0-9])[A-Za-z0-9_-]{20,}` },
-  { kind: "github", source: `${TOKEN_START}gh[pousr]_[A-Za-z0-9]{36,}` },
-  { kind: "github-pat", source: `${TOKEN_START}github_pat_[A-Za-z0-9_]{20,}` },
-  { kind: "aws", source: String.raw`\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b` },
-  { kind: "slack", source: `${TOKEN_START}xox[baprs]-[A-Za-z0-9-]{10,}` },
-  { kind: "jwt", source: String.raw`${TOKEN_START}eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*` },
+  { kind: "openai", source: `${TOKEN_START}sk-(?=[a-z_-]*[A-Z0-9])[A-Za-z0-9_-]{20,}`, hints: ["sk-"] },
+  { kind: "github", source: `${TOKEN_START}gh[pousr]_[A-Za-z0-9]{36,}`, hints: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"] },
+  { kind: "github-pat", source: `${TOKEN_START}github_pat_[A-Za-z0-9_]{20,}`, hints: ["github_pat_"] },
+  { kind: "aws", source: String.raw`\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b`, hints: ["A3T", "AKIA", "ASIA", "ABIA", "ACCA"] },
+  { kind: "slack", source: `${TOKEN_START}xox[baprs]-[A-Za-z0-9-]{10,}`, hints: ["xox"] },
+  { kind: "jwt", source: String.raw`${TOKEN_START}eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`, hints: ["eyJ"] },
   // Needs a digit or symbol so prose such as "Bearer authentication" survives.
-  { kind: "bearer", source: String.raw`\b(?:Bearer|bearer|BEARER)[ \t]+(?=[A-Za-z.]*[0-9_~+/=-])[A-Za-z0-9._~+/=-]{8,}` },
-  { kind: "telegram", source: "(?<![0-9])[0-9]{5,16}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])" },
-  { kind: "linear", source: `${TOKEN_START}lin_api_[A-Za-z0-9]{20,}` },
+  { kind: "bearer", source: String.raw`\b(?:Bearer|bearer|BEARER)[ \t]+(?=[A-Za-z.]*[0-9_~+/=-])[A-Za-z0-9._~+/=-]{8,}`, hints: ["Bearer", "bearer", "BEARER"] },
+  // Bot tokens' secret part starts with "A" (gitleaks' telegram-bot-api-token rule asks for it too).
+  { kind: "telegram", source: "(?<![0-9])[0-9]{5,16}:A[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])", hints: [":A"] },
+  { kind: "linear", source: `${TOKEN_START}lin_api_[A-Za-z0-9]{20,}`, hints: ["lin_api_"] },
 ];
 
 const ANY_KEY_SHAPE = new RegExp(KEY_SHAPES.map((shape) => `(?:${shape.source})`).join("|"));

@@ -74,7 +74,8 @@ export function collectKnownValues(secrets: Iterable<string>): KnownValues {
         continue;
       }
       for (const form of encodedForms(piece)) {
-        if (form.length >= MIN_SECRET_LENGTH) values.add(form);
+        // Redaction works line by line, so a form spanning lines can never match; its lines are pieces of their own.
+        if (form.length >= MIN_SECRET_LENGTH && !/[\r\n]/.test(form)) values.add(form);
       }
     }
   }

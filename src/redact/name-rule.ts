@@ -16,6 +16,8 @@ const BARE_NAME = `(?<![A-Z0-9_])${NAME}${GAP}[=:]${GAP}(?:${QUOTED}|\\S+)?`;
 
 const NAME_REDACTION = new RegExp(`${QUOTED_NAME}|${BARE_NAME}`, "g");
 const NAME_HINT = /_(?:KEY|TOKEN|SECRET|PASSWORD)/;
+/** Literals of which every match holds one (see hint-scan.ts). */
+export const NAME_HINTS: readonly string[] = ["_KEY", "_TOKEN", "_SECRET", "_PASSWORD"];
 
 export const NAME_REPLACEMENT = "***=[REDACTED]";
 
@@ -50,7 +52,47 @@ function replaceName(
   return `${key}${open}[REDACTED]${open}${cut === -1 ? "" : value.slice(cut)}`;
 }
 
-export function redactSecretNames(line: string): string {
-  if (!NAME_HINT.test(line)) return line;
+const isNameChar = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
+const isQuoteChar = (c: number): boolean => c === 34 || c === 92;
+
+const NAME_AT = new RegExp(NAME_REDACTION.source, "y");
+const NAME_HINTS_G = new RegExp(NAME_HINT.source, "g");
+
+/** The rule's definition: one regex over the whole line. redactSecretNames gives the same result. */
+export function redactSecretNamesWholeLine(line: string): string {
   return line.replace(NAME_REDACTION, replaceName);
+}
+
+/**
+ * The same as redactSecretNamesWholeLine, without running the regex at every character: a match holds a
+ * hint and starts where the name run around it starts (or at the \" or " just before), so only those
+ * places are tried.
+ */
+export function redactSecretNames(line: string): string {
+  NAME_HINTS_G.lastIndex = 0;
+  let hint = NAME_HINTS_G.exec(line);
+  if (hint === null) return line;
+  let out = "";
+  let copied = 0;
+  while (hint !== null) {
+    let run = hint.index;
+    while (run > 0 && isNameChar(line.charCodeAt(run - 1))) run -= 1;
+    let matched = false;
+    // A run that began inside the previous match cannot start a match (every start in it follows a name char).
+    for (let at = Math.max(run - 2, copied); at <= run && run >= copied; at++) {
+      if (at < run && !(isQuoteChar(line.charCodeAt(at)) && (at === run - 1 || isQuoteChar(line.charCodeAt(at + 1))))) continue;
+      NAME_AT.lastIndex = at;
+      const m = NAME_AT.exec(line);
+      if (m === null) continue;
+      out += line.slice(copied, at) + replaceName(m[0], m[1], m[2], m[3], m[4]);
+      copied = at + m[0].length;
+      matched = true;
+      break;
+    }
+    let next = matched ? copied : hint.index;
+    if (!matched) while (next < line.length && isNameChar(line.charCodeAt(next))) next += 1;
+    NAME_HINTS_G.lastIndex = next;
+    hint = NAME_HINTS_G.exec(line);
+  }
+  return copied === 0 ? line : out + line.slice(copied);
 }

@@ -18,8 +18,11 @@ export interface PemSplit {
   readonly inBlock: boolean;
 }
 
+/** Every BEGIN or END marker holds this. */
+export const PEM_HINT = "PRIVATE KEY";
+
 export function mayTouchPem(line: string): boolean {
-  return line.includes("PRIVATE KEY");
+  return line.includes(PEM_HINT);
 }
 
 /** Split a line into key material (BEGIN…END inclusive) and the rest, starting inside a block if `inBlock`. */

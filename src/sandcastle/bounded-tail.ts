@@ -14,17 +14,12 @@ export class BoundedTail {
     if (this.count < this.size) this.count += 1;
   }
 
-  /** Several lines joined by "\n": only the last `size` of them are split out. */
-  pushBlock(block: string): void {
-    let end = block.length;
-    const picked: string[] = [];
-    for (;;) {
-      const nl = end === 0 ? -1 : block.lastIndexOf("\n", end - 1);
-      picked.push(block.slice(nl + 1, end));
-      if (nl === -1 || picked.length >= this.size) break;
-      end = nl;
-    }
-    for (let i = picked.length - 1; i >= 0; i--) this.push(picked[i]!);
+  /** Several lines as UTF-8 bytes joined by "\n": only the last `size` of them are decoded. */
+  pushBlock(block: Buffer): void {
+    let from = block.lastIndexOf(0x0a) + 1;
+    // (A negative offset would count from the end, hence the guard.)
+    for (let n = 1; n < this.size && from > 0; n++) from = from < 2 ? 0 : block.lastIndexOf(0x0a, from - 2) + 1;
+    for (const line of block.toString("utf8", from).split("\n")) this.push(line);
   }
 
   lines(): string[] {

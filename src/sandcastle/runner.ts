@@ -22,6 +22,12 @@ export { CapacityFullError };
 
 export const LOG_TAIL_LINES = 50;
 
+const OPEN_BRACE = 0x7b;
+const NEWLINE_BRACE = Buffer.from("\n{");
+const ESC = 0x1b;
+const CR = 0x0d;
+const DASHES = Buffer.from("-----");
+
 export interface RunnerDeps {
   readonly sandcastleEnabled: boolean;
   readonly child: ChildCommand;
@@ -136,17 +142,16 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
       if (raw.includes("-----BEGIN")) pemOpen = true;
       else if (raw.includes("-----END")) pemOpen = false;
     };
-    // Lines with nothing special (no event, ANSI, PEM marker or CR) are redacted as one block:
+    // Lines with nothing special (no event, ANSI, PEM marker or CR) are redacted as one block of bytes:
     // every rule is line-local, so this equals line by line, at a fraction of the cost.
-    const onBlock = (block: string, bytes: Buffer | null) => {
-      if (pemOpen || block.charCodeAt(0) === 123 || block.includes("\n{") || block.includes("\x1b") || block.includes("-----") || block.includes("\r")) {
-        for (const line of block.split("\n")) onLine(line.endsWith("\r") ? line.slice(0, -1) : line);
+    const onBlock = (block: Buffer) => {
+      if (pemOpen || block[0] === OPEN_BRACE || block.includes(NEWLINE_BRACE) || block.includes(ESC) || block.includes(DASHES) || block.includes(CR)) {
+        for (const line of block.toString("utf8").split("\n")) onLine(line.endsWith("\r") ? line.slice(0, -1) : line);
         return;
       }
-      const stored = redactor.line(block);
+      const stored = redactor.bytes(block);
       tail.pushBlock(stored);
-      // Nothing redacted: ship the child's own bytes rather than re-encode the text.
-      batcher.write(stored === block && bytes !== null ? bytes : stored);
+      batcher.write(stored);
     };
 
     const exit = await supervise({

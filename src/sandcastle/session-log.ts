@@ -28,6 +28,8 @@ const NEWLINE = Buffer.from("\n");
 
 /** The entries as one UTF-8 buffer, newline-separated. */
 export function entriesToBuffer(entries: readonly LogEntry[]): Buffer {
+  const only = entries.length === 1 ? entries[0] : undefined;
+  if (Buffer.isBuffer(only)) return only;
   const parts: Buffer[] = [];
   for (const e of entries) {
     if (parts.length > 0) parts.push(NEWLINE);
@@ -99,13 +101,17 @@ export class LineBatcher {
   }
 }
 
-/** Lines never hold "\n" (the splitter cut on it), so a batch is stored as one newline-joined field: no JSON escaping. */
+/**
+ * Lines never hold "\n" (the splitter cut on it), so a batch is stored as one newline-joined field: no JSON escaping.
+ * `redis` should be a connection of its own: a 128 KiB write must not queue ahead of BullMQ's lock renewals.
+ */
 export function sessionLogSink(redis: Redis, key: string): BatchSink {
   let batches = 0;
   return async (lines) => {
-    const multi = redis.multi().xadd(key, "MAXLEN", "~", String(SESSION_LOG_MAXLEN), "*", "lines", entriesToBuffer(lines));
-    if (batches++ % 50 === 0) multi.expire(key, RETAIN_SECONDS);
-    await multi.exec();
+    // Plain commands, pipelined by ioredis: MULTI adds nothing here and costs a Pipeline per batch.
+    const added = redis.xadd(key, "MAXLEN", "~", String(SESSION_LOG_MAXLEN), "*", "lines", entriesToBuffer(lines));
+    if (batches++ % 50 === 0) await Promise.all([added, redis.expire(key, RETAIN_SECONDS)]);
+    else await added;
   };
 }
 

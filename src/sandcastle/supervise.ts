@@ -19,8 +19,8 @@ export interface SuperviseOptions {
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
   readonly onLine: (line: string) => void;
-  /** Whole lines joined by "\n" that arrived in one chunk (see LineSplitter). */
-  readonly onBlock?: (lines: string, bytes: Buffer | null) => void;
+  /** Whole lines that arrived in one chunk, as UTF-8 bytes joined by "\n" (see LineSplitter). */
+  readonly onBlock?: (lines: Buffer) => void;
   /** Called after each chunk; a promise pauses reading until it settles (backpressure). */
   readonly backpressure?: () => Promise<void> | null;
   readonly onSpawn?: (pid: number) => void;

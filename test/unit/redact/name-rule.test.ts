@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { containsSecretName, createRedactor, NAME_RULE } from "../../../src/redact/index.js";
+import { redactSecretNames, redactSecretNamesWholeLine } from "../../../src/redact/name-rule.js";
 
 const SEED_GREP = /[A-Z_]+_(KEY|TOKEN|SECRET|PASSWORD)\s*[=:]/;
 const redactor = createRedactor();
@@ -68,5 +69,24 @@ describe("name rule", () => {
       const out = redactor.line(line);
       if (SEED_GREP.test(out)) throw new Error(`name survived: ${JSON.stringify(line)} -> ${JSON.stringify(out)}`);
     }
+  });
+
+  it("gives exactly what the whole-line regex gives (random lines)", () => {
+    const alphabet = ["A", "B", "_", "_KEY", "_TOKEN", "SECRET", "_PASSWORD", "=", ":", " ", '"', "'", "\\", '\\"', ",", "}", "x", "1", "\t"];
+    let seed = 7;
+    const next = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    let redacted = 0;
+    for (let i = 0; i < 50_000; i++) {
+      let line = "";
+      const length = 1 + next(20);
+      for (let j = 0; j < length; j++) line += alphabet[next(alphabet.length)] ?? "";
+      const whole = redactSecretNamesWholeLine(line);
+      if (whole !== line) redacted += 1;
+      if (redactSecretNames(line) !== whole) throw new Error(`differs on ${JSON.stringify(line)}: ${JSON.stringify(redactSecretNames(line))} vs ${JSON.stringify(whole)}`);
+    }
+    expect(redacted).toBeGreaterThan(2000);
   });
 });

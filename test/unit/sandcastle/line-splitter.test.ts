@@ -4,9 +4,10 @@ import { entriesToBuffer, entriesToLines } from "../../../src/sandcastle/session
 
 function split(chunks: Buffer[], maxBytes?: number) {
   const lines: string[] = [];
-  const blocks: Array<{ text: string; bytes: string | null }> = [];
-  const s = new LineSplitter((l) => lines.push(l), maxBytes, (text, bytes) => {
-    blocks.push({ text, bytes: bytes ? bytes.toString("utf8") : null });
+  const blocks: string[] = [];
+  const s = new LineSplitter((l) => lines.push(l), maxBytes, (bytes) => {
+    const text = bytes.toString("utf8");
+    blocks.push(text);
     lines.push(...text.split("\n"));
   });
   for (const c of chunks) s.push(c);
@@ -25,16 +26,32 @@ describe("LineSplitter", () => {
     }
   });
 
-  it("hands over a block's bytes only when the chunk is plain ASCII, and they match the text", () => {
-    const ascii = split([Buffer.from("one\ntwo\nthree\n")]);
-    expect(ascii.blocks).toEqual([{ text: "one\ntwo\nthree", bytes: "one\ntwo\nthree" }]);
-    const utf8 = split([Buffer.from("ünï\ncödé\n")]);
-    expect(utf8.blocks).toEqual([{ text: "ünï\ncödé", bytes: null }]);
-    // A multi-byte character split across chunks decodes whole, and its chunk gives no bytes.
+  it("hands over the whole lines of a chunk as one slice of its bytes, and decodes straddling lines whole", () => {
+    expect(split([Buffer.from("one\ntwo\nthree\n")]).blocks).toEqual(["one\ntwo\nthree"]);
+    expect(split([Buffer.from("ünï\ncödé\n")]).blocks).toEqual(["ünï\ncödé"]);
+    // A multi-byte character split across chunks is decoded only once its line is whole.
     const euro = Buffer.from("a€b\nc\n");
-    const splitEuro = split([euro.subarray(0, 2), euro.subarray(2)]);
-    expect(splitEuro.lines).toEqual(["a€b", "c"]);
-    expect(splitEuro.blocks.every((b) => b.bytes === null || b.bytes === b.text)).toBe(true);
+    for (let cut = 1; cut < euro.length; cut++) {
+      expect(split([euro.subarray(0, cut), euro.subarray(cut)]).lines, `cut at ${cut}`).toEqual(["a€b", "c"]);
+    }
+  });
+
+  it("keeps copies of an unfinished line, not the chunk it came in", () => {
+    const lines: string[] = [];
+    const s = new LineSplitter((l) => lines.push(l));
+    const chunk = Buffer.from("abc");
+    s.push(chunk);
+    chunk.fill(0x7a);
+    s.push(Buffer.from("def\n"));
+    expect(lines).toEqual(["abcdef"]);
+  });
+
+  it("cuts inside a multi-byte character without leaving half of it", () => {
+    const { lines } = split([Buffer.from("ab€€\n")], 4);
+    expect(lines).toEqual(["ab …[line truncated: 6 more bytes]"]);
+    // The bytes after a cut are never kept, even when a later chunk would fit in the room left.
+    const later = split([Buffer.from("ab€"), Buffer.from("c\n")], 4);
+    expect(later.lines).toEqual(["ab …[line truncated: 4 more bytes]"]);
   });
 
   it("cuts a line over the cap with a marker, and never delivers it as a block", () => {
