@@ -4,6 +4,7 @@ import { Redis } from "ioredis";
 import { SANDCASTLE_RUN_QUEUE, SandcastleRunRequest } from "../queues/index.js";
 import { formatIssues } from "../src/invalid-input.js";
 import { jobLogger } from "../src/log.js";
+import { StreamAppender } from "../src/redis/stream-appender.js";
 import { redisOptions } from "../src/redis/target.js";
 import { childCommand } from "../src/sandcastle/child-command.js";
 import { sweepChildTempDirs } from "../src/sandcastle/child-leftovers.js";
@@ -30,8 +31,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   const control = await RunControl.start(subscriber, prefix, deps.killSwitch, (err) => log.warn({ err: err.message }, "ignored a malformed control message"));
   const slots = new RunSlots(deps.redis, prefix, config.MAX_CONCURRENT_SANDCASTLE_RUNS);
   // Session logs get their own connection: megabytes of log lines must not delay BullMQ's lock renewals.
-  const logWriter = new Redis(redisOptions(deps.target, "worker"));
-  logWriter.on("error", () => {});
+  const logWriter = new StreamAppender(deps.target);
 
   const active = new Set((await deps.queues.sandcastleRun.getActive()).map((j) => String(j.id)));
   const swept = await sweepChildConfigs(configDir, active);
@@ -107,7 +107,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
     onGraceExpired: () => control.stopAll({ reason: "worker_shutdown" }),
     close: async () => {
       await control.close();
-      logWriter.disconnect();
+      logWriter.close();
     },
   };
 }

@@ -168,6 +168,7 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
       ...(deps.graceMs !== undefined ? { graceMs: deps.graceMs } : {}),
     });
     await batcher.close();
+    if (batcher.failedBatches > 0) deps.log.warn({ run_id: runId, lost_batches: batcher.failedBatches }, "some of the run's log lines could not be stored (Redis refused or was unreachable)");
     const withTail = () => ({ ...base(), log_tail: tail.lines() });
 
     if (exit.spawnError !== null) return { ...(await failed("spawn_failed", `could not start the child: ${exit.spawnError}`)), log_tail: tail.lines() };

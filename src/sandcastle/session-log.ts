@@ -1,6 +1,7 @@
 // A session's log: a capped Redis stream per session_id, written in batches of lines
 // (one XADD per line is ~12x slower than one per 100-line batch on this kind of machine).
 import type { Redis } from "ioredis";
+import type { StreamAppender } from "../redis/stream-appender.js";
 
 /** Stream entries kept per session (each holds one batch of lines). */
 export const SESSION_LOG_MAXLEN = 5000;
@@ -26,16 +27,27 @@ export type BatchSink = (entries: readonly LogEntry[]) => Promise<unknown>;
 
 const NEWLINE = Buffer.from("\n");
 
-/** The entries as one UTF-8 buffer, newline-separated. */
-export function entriesToBuffer(entries: readonly LogEntry[]): Buffer {
-  const only = entries.length === 1 ? entries[0] : undefined;
-  if (Buffer.isBuffer(only)) return only;
-  const parts: Buffer[] = [];
-  for (const e of entries) {
-    if (parts.length > 0) parts.push(NEWLINE);
-    parts.push(typeof e === "string" ? Buffer.from(e, "utf8") : e);
+/** The entries' UTF-8 bytes in order, newline-separated, as pieces to be sent back to back (nothing is copied but text). */
+export function entryPieces(entries: readonly LogEntry[]): Buffer[] {
+  const pieces: Buffer[] = [];
+  let text: string[] = [];
+  const flushText = () => {
+    if (text.length === 0) return;
+    pieces.push(Buffer.from(text.join("\n"), "utf8"));
+    text = [];
+  };
+  for (const entry of entries) {
+    if (typeof entry === "string") {
+      if (text.length === 0 && pieces.length > 0) pieces.push(NEWLINE);
+      text.push(entry);
+      continue;
+    }
+    flushText();
+    if (pieces.length > 0) pieces.push(NEWLINE);
+    pieces.push(entry);
   }
-  return Buffer.concat(parts);
+  flushText();
+  return pieces;
 }
 
 /** The entries as lines of text. */
@@ -103,14 +115,13 @@ export class LineBatcher {
 
 /**
  * Lines never hold "\n" (the splitter cut on it), so a batch is stored as one newline-joined field: no JSON escaping.
- * `redis` should be a connection of its own: a 128 KiB write must not queue ahead of BullMQ's lock renewals.
+ * The appender is a connection of its own: a 128 KiB write must not queue ahead of BullMQ's lock renewals.
  */
-export function sessionLogSink(redis: Redis, key: string): BatchSink {
+export function sessionLogSink(appender: StreamAppender, key: string): BatchSink {
   let batches = 0;
-  return async (lines) => {
-    // Plain commands, pipelined by ioredis: MULTI adds nothing here and costs a Pipeline per batch.
-    const added = redis.xadd(key, "MAXLEN", "~", String(SESSION_LOG_MAXLEN), "*", "lines", entriesToBuffer(lines));
-    if (batches++ % 50 === 0) await Promise.all([added, redis.expire(key, RETAIN_SECONDS)]);
+  return async (entries) => {
+    const added = appender.xadd(key, SESSION_LOG_MAXLEN, "lines", entryPieces(entries));
+    if (batches++ % 50 === 0) await Promise.all([added, appender.expire(key, RETAIN_SECONDS)]);
     else await added;
   };
 }

@@ -24,10 +24,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startRedisServer(extraArgs: string[] = []): Promise<TestRedis> {
+/** `port`: that port, one attempt (to bring a stopped server back where its clients look for it). */
+export async function startRedisServer(extraArgs: string[] = [], fixedPort?: number): Promise<TestRedis> {
   const dir = mkdtempSync(join(tmpdir(), "scq-redis-"));
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await freePort();
+  for (let attempt = 0; attempt < (fixedPort === undefined ? 5 : 1); attempt++) {
+    const port = fixedPort ?? (await freePort());
     const child = spawn(
       "redis-server",
       ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction", ...extraArgs],

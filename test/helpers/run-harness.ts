@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Redis } from "ioredis";
 import { AuditLog } from "../../src/audit/audit-log.js";
+import { StreamAppender } from "../../src/redis/stream-appender.js";
 import { KillSwitch } from "../../src/control/kill-switch.js";
 import { createLogger } from "../../src/log.js";
 import { createRedactor } from "../../src/redact/index.js";
@@ -19,6 +20,7 @@ export class RunHarness {
   readonly prefix = uniquePrefix();
   readonly dir = tempDir("scqr");
   readonly redis = new Redis(redisUrl());
+  readonly logAppender = new StreamAppender({ kind: "url", url: redisUrl() });
   readonly configDir = join(this.dir.path, "shm");
   readonly manifestDir = join(this.dir.path, "manifests");
   readonly outDir = join(this.dir.path, "out");
@@ -79,7 +81,7 @@ export class RunHarness {
         runId,
         request,
         signal: opts.signal ?? new AbortController().signal,
-        sinks: [sessionLogSink(this.redis, sessionLogKey(this.prefix, request.session_id))],
+        sinks: [sessionLogSink(this.logAppender, sessionLogKey(this.prefix, request.session_id))],
         ...(opts.onSpawn ? { onSpawn: opts.onSpawn } : {}),
       },
       this.deps(),
@@ -92,6 +94,7 @@ export class RunHarness {
 
   async close(): Promise<void> {
     await this.audit.close();
+    this.logAppender.close();
     this.redis.disconnect();
     await deletePrefix(redisUrl(), this.prefix);
     this.dir.remove();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LineSplitter } from "../../../src/sandcastle/line-splitter.js";
-import { entriesToBuffer, entriesToLines } from "../../../src/sandcastle/session-log.js";
+import { entriesToLines, entryPieces } from "../../../src/sandcastle/session-log.js";
 
 function split(chunks: Buffer[], maxBytes?: number) {
   const lines: string[] = [];
@@ -65,8 +65,8 @@ describe("LineSplitter", () => {
 
 describe("log entries", () => {
   it("strings and byte blocks become the same lines", () => {
-    const entries = ["a", Buffer.from("b\nc"), "d\ne"];
-    expect(entriesToBuffer(entries).toString("utf8")).toBe("a\nb\nc\nd\ne");
-    expect(entriesToLines(entries)).toEqual(["a", "b", "c", "d", "e"]);
+    const entries = ["a", Buffer.from("b\nc"), "d\ne", "f", Buffer.from("g")];
+    expect(Buffer.concat(entryPieces(entries)).toString("utf8")).toBe("a\nb\nc\nd\ne\nf\ng");
+    expect(entriesToLines(entries)).toEqual(["a", "b", "c", "d", "e", "f", "g"]);
   });
 });
