@@ -69,6 +69,8 @@ export class HintScanner {
   /** Each "\n"-separated line of `text` that holds a hint, in order. */
   lines(text: string): HintedLine[] {
     // Each find is start * GROUP_SPACE + group bits, so one numeric sort orders them by line.
+    // One indexOf per searched string: it compares the whole string natively, so a common first
+    // character costs little (grouping strings by first character and comparing here costs more).
     const finds: number[] = [];
     for (const [search, entries] of this.searches) {
       const all = entries.reduce((bits, e) => bits | e.group, 0);
@@ -83,7 +85,8 @@ export class HintScanner {
           found = 0;
         }
         for (const e of entries) {
-          if ((found & e.group) === 0 && (e.prefix === "" || (at - e.prefix.length >= lineStart && text.startsWith(e.prefix, at - e.prefix.length)))) found |= e.group;
+          const from = at - e.prefix.length;
+          if ((found & e.group) === 0 && (e.prefix === "" || (from >= lineStart && text.startsWith(e.prefix, from)))) found |= e.group;
         }
         // Every group this search can find is found on this line: the rest of the line is settled.
         if (found === all) at = lineEnd;
@@ -114,33 +117,24 @@ export class HintScanner {
     if (lines.length === 0) return text;
     let out = "";
     let kept = 0;
+    let changed = false;
     for (const [start, end, groups] of lines) {
-      out += text.slice(kept, start) + redactLine(text.slice(start, end), groups);
-      kept = end;
-    }
-    return out + text.slice(kept);
-  }
-
-  /**
-   * The same for lines given as UTF-8 bytes; `bytes` itself when nothing changed. When each character
-   * took one byte, character offsets are byte offsets, so only the changed lines are encoded again.
-   */
-  redactBytes(bytes: Buffer, redactLine: (line: string, groups: number) => string): Buffer {
-    const text = bytes.toString("utf8");
-    const oneByteEach = text.length === bytes.length;
-    const pieces: Buffer[] = [];
-    let kept = 0;
-    for (const [start, end, groups] of this.lines(text)) {
       const line = text.slice(start, end);
       const redacted = redactLine(line, groups);
       if (redacted === line) continue;
-      if (!oneByteEach) return Buffer.from(this.redact(text, redactLine), "utf8");
-      pieces.push(bytes.subarray(kept, start), Buffer.from(redacted, "utf8"));
+      out += text.slice(kept, start) + redacted;
       kept = end;
+      changed = true;
     }
-    if (pieces.length === 0) return bytes;
-    pieces.push(bytes.subarray(kept));
-    return Buffer.concat(pieces);
+    return changed ? out + text.slice(kept) : text;
+  }
+
+  /** The same for lines given as UTF-8 bytes; `bytes` itself when nothing changed. */
+  redactBytes(bytes: Buffer, redactLine: (line: string, groups: number) => string): Buffer {
+    const text = bytes.toString("utf8");
+    const redacted = this.redact(text, redactLine);
+    // Encoded once per changed block: cheaper than a buffer per changed line.
+    return redacted === text ? bytes : Buffer.from(redacted, "utf8");
   }
 }
 

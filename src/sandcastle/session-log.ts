@@ -5,12 +5,16 @@ import type { StreamAppender } from "../redis/stream-appender.js";
 
 /** Stream entries kept per session (each holds one batch of lines). */
 export const SESSION_LOG_MAXLEN = 5000;
-/** A batch goes out at 100 lines when Redis is idle; while a write is in flight it grows (Nagle-style) up to 2000 lines or 128 KiB. */
+/**
+ * A batch goes out at 100 lines when Redis is idle; while a write is in flight it grows (Nagle-style) up to
+ * 2000 entries or 1 MiB. Big batches matter on an fsync-always Redis: it fsyncs once per command it reads,
+ * and absorbs 80 MB about twice as fast in 1 MiB writes as in 128 KiB ones.
+ */
 const MIN_BATCH_LINES = 100;
 const MAX_BATCH_LINES = 2000;
-const MAX_BATCH_CHARS = 128 * 1024;
+const MAX_BATCH_CHARS = 1024 * 1024;
 const FLUSH_MS = 200;
-/** Reading pauses beyond this many outstanding batches: at most ~0.5 MiB of lines wait in memory. */
+/** Reading pauses beyond this many outstanding batches: at most ~5 MiB of lines wait in memory. */
 const MAX_IN_FLIGHT = 4;
 const RETAIN_SECONDS = 14 * 24 * 3600;
 /** Lines a job's own log takes before it points to the session log instead. */
