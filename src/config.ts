@@ -35,6 +35,8 @@ const EnvSchema = z.object({
 
   TAO_SANDCASTLE_ENABLED: z.string().optional(),
   MAX_CONCURRENT_SANDCASTLE_RUNS: int(1, 64).default(3),
+  /** Per session: the session log keeps its newest lines up to about this many MiB (Redis is memory, with noeviction). */
+  SESSION_LOG_MAX_MB: int(1, 4096).default(16),
   KILL_SWITCH_FILE: optionalText,
   SANDCASTLE_BIN: optionalText,
   SANDCASTLE_CONFIG_DIR: optionalText,

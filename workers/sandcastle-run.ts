@@ -66,7 +66,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
           runId,
           request,
           signal,
-          sinks: [sessionLogSink(logWriter, sessionLogKey(prefix, request.session_id)), budgetedJobLogSink((text) => job.log(text), request.session_id)],
+          sinks: [sessionLogSink(logWriter, sessionLogKey(prefix, request.session_id), config.SESSION_LOG_MAX_MB * 2 ** 20), budgetedJobLogSink((text) => job.log(text), request.session_id)],
           onSpawn: (pid) => jlog.info({ pid }, "run child started"),
         },
         runner,

@@ -3,8 +3,9 @@
 import type { Redis } from "ioredis";
 import type { StreamAppender } from "../redis/stream-appender.js";
 
-/** Stream entries kept per session (each holds one batch of lines). */
-export const SESSION_LOG_MAXLEN = 5000;
+/** Stream entries kept per session (each holds one batch of lines): a backstop; the byte cap is what binds. */
+export const SESSION_LOG_MAXLEN = 100_000;
+export const DEFAULT_SESSION_LOG_MAX_BYTES = 16 * 2 ** 20;
 /**
  * A batch goes out at 100 lines when Redis is idle; while a write is in flight it grows (Nagle-style) up to
  * 2000 entries or 1 MiB. Big batches matter on an fsync-always Redis: it fsyncs once per command it reads,
@@ -119,14 +120,28 @@ export class LineBatcher {
 
 /**
  * Lines never hold "\n" (the splitter cut on it), so a batch is stored as one newline-joined field: no JSON escaping.
- * The appender is a connection of its own: a 128 KiB write must not queue ahead of BullMQ's lock renewals.
+ * The appender is a connection of its own: a 1 MiB write must not queue ahead of BullMQ's lock renewals.
+ * The stream keeps the newest `maxBytes` or so of this sink's lines: once over, entries older than that
+ * (earlier runs' of the session too) are trimmed by id.
  */
-export function sessionLogSink(appender: StreamAppender, key: string): BatchSink {
+export function sessionLogSink(appender: StreamAppender, key: string, maxBytes = DEFAULT_SESSION_LOG_MAX_BYTES): BatchSink {
   let batches = 0;
+  const kept: Array<{ id: string; bytes: number }> = [];
+  let keptBytes = 0;
   return async (entries) => {
-    const added = appender.xadd(key, SESSION_LOG_MAXLEN, "lines", entryPieces(entries));
-    if (batches++ % 50 === 0) await Promise.all([added, appender.expire(key, RETAIN_SECONDS)]);
-    else await added;
+    const pieces = entryPieces(entries);
+    const added = appender.xadd(key, SESSION_LOG_MAXLEN, "lines", pieces);
+    const expiring = batches++ % 50 === 0 ? appender.expire(key, RETAIN_SECONDS) : null;
+    const bytes = pieces.reduce((n, piece) => n + piece.length, 0);
+    // Recorded as soon as the reply is in: replies come in command order, so `kept` stays oldest first.
+    kept.push({ id: await added, bytes });
+    keptBytes += bytes;
+    let trimTo: string | null = null;
+    while (keptBytes > maxBytes && kept.length > 1) {
+      keptBytes -= kept.shift()!.bytes;
+      trimTo = kept[0]!.id;
+    }
+    await Promise.all([expiring, trimTo === null ? null : appender.command(["XTRIM", key, "MINID", trimTo])]);
   };
 }
 
