@@ -132,17 +132,27 @@ export function sessionLogSink(appender: StreamAppender, key: string, maxBytes =
     const pieces = entryPieces(entries);
     const added = appender.xadd(key, SESSION_LOG_MAXLEN, "lines", pieces);
     const expiring = batches++ % 50 === 0 ? appender.expire(key, RETAIN_SECONDS) : null;
-    const bytes = pieces.reduce((n, piece) => n + piece.length, 0);
-    // Recorded as soon as the reply is in: replies come in command order, so `kept` stays oldest first.
-    kept.push({ id: await added, bytes });
-    keptBytes += bytes;
+    const [id] = await Promise.all([added, expiring]);
+    // Batches in flight can resolve out of order: keep `kept` sorted by stream id, oldest first.
+    const entry = { id, bytes: pieces.reduce((n, piece) => n + piece.length, 0) };
+    let at = kept.length;
+    while (at > 0 && compareStreamIds(kept[at - 1]!.id, id) > 0) at -= 1;
+    kept.splice(at, 0, entry);
+    keptBytes += entry.bytes;
     let trimTo: string | null = null;
     while (keptBytes > maxBytes && kept.length > 1) {
       keptBytes -= kept.shift()!.bytes;
       trimTo = kept[0]!.id;
     }
-    await Promise.all([expiring, trimTo === null ? null : appender.command(["XTRIM", key, "MINID", trimTo])]);
+    if (trimTo !== null) await appender.command(["XTRIM", key, "MINID", trimTo]);
   };
+}
+
+/** Orders "ms-seq" stream ids. */
+export function compareStreamIds(a: string, b: string): number {
+  const [am = 0, as = 0] = a.split("-").map(Number);
+  const [bm = 0, bs = 0] = b.split("-").map(Number);
+  return am - bm || as - bs;
 }
 
 /**

@@ -2,7 +2,7 @@
 import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { StreamAppender } from "../../../src/redis/stream-appender.js";
-import { readSessionLog, sessionLogKey, sessionLogSink } from "../../../src/sandcastle/session-log.js";
+import { compareStreamIds, readSessionLog, sessionLogKey, sessionLogSink } from "../../../src/sandcastle/session-log.js";
 import { deletePrefix, redisUrl, uniquePrefix } from "../../helpers/scope.js";
 
 const prefix = uniquePrefix();
@@ -32,6 +32,11 @@ describe("session log", () => {
     const first = Number(stored[0]!.slice(5, 9));
     expect(stored).toEqual(Array.from({ length: 50 - first }, (_, i) => line(first + i)));
     expect(await redis.ttl(key)).toBeGreaterThan(0);
+  });
+
+  it("orders stream ids by time, then by sequence (not as text)", () => {
+    const ids = ["1700000000000-10", "1700000000000-9", "999999999999-0", "1700000000001-0"];
+    expect([...ids].sort(compareStreamIds)).toEqual(["999999999999-0", "1700000000000-9", "1700000000000-10", "1700000000001-0"]);
   });
 
   afterAll(() => {
