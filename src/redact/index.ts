@@ -54,6 +54,11 @@ export type LineRedactor = (line: string) => string;
 
 const KNOWN = "known";
 
+/** Bits of the hint groups, in the order the scanners below are given them: which passes a line needs. */
+const NAMES = 1;
+const VALUES = 2;
+const HIDDEN = 4;
+
 /** One alternation for known values and all key shapes; group i+1 matched ⇔ kinds[i]. */
 function buildValuePass(values: readonly string[]): { pattern: RegExp; kinds: readonly string[] } {
   const kinds: string[] = [];
@@ -82,11 +87,6 @@ export function createRedactor(opts: RedactorOptions = {}): Redactor {
     return REDACTED;
   };
 
-  // Hint groups, one bit each: which passes a line needs.
-  const NAMES = 1;
-  const VALUES = 2;
-  const HIDDEN = 4;
-  const nameHints = NAME_HINTS;
   const valueHints = [...KEY_SHAPES.flatMap((shape) => shape.hints), ...known.values];
   /** The passes a line's hints call for (neither pass can create the other's hints). */
   const redactAll = (line: string, groups: number): string => {
@@ -94,7 +94,7 @@ export function createRedactor(opts: RedactorOptions = {}): Redactor {
     return groups & NAMES ? redactSecretNames(valued) : valued;
   };
   // Every rule is line-local, so a text of many lines is redacted line by line, skipping lines with no hint.
-  const scanner = new HintScanner([nameHints, valueHints]);
+  const scanner = new HintScanner([NAME_HINTS, valueHints]);
   const redactFlat = (text: string): string => scanner.redact(text, redactAll);
 
   const redactPlain = (text: string): string => {
@@ -103,7 +103,7 @@ export function createRedactor(opts: RedactorOptions = {}): Redactor {
   };
 
   // ANSI escapes or a PEM marker can hide a secret from the hints, so such lines also go through line().
-  const blockScanner = new HintScanner([nameHints, valueHints, [ANSI_ESCAPE, PEM_HINT]]);
+  const blockScanner = new HintScanner([NAME_HINTS, valueHints, [ANSI_ESCAPE, PEM_HINT]]);
   const blockLine = (line: string, groups: number): string => (groups & HIDDEN ? redactor.line(line) : redactAll(line, groups));
 
   const redactor: Redactor = {

@@ -101,8 +101,14 @@ export class StreamAppender {
       socket.destroy();
       throw new AppError("redis_unavailable", `session log: cannot reach Redis at ${describeTarget(this.target)}: ${(err as Error).message}`);
     }
-    if (auth) await this.send(socket, auth);
-    if (db !== 0) await this.send(socket, ["SELECT", String(db)]);
+    try {
+      if (auth) await this.send(socket, auth);
+      if (db !== 0) await this.send(socket, ["SELECT", String(db)]);
+    } catch (err) {
+      // A refused AUTH or SELECT: this connection is no use, and the next command dials again.
+      if (this.socket === socket) this.drop(err as Error);
+      throw err;
+    }
     return socket;
   }
 

@@ -50,6 +50,12 @@ describe("StreamAppender", () => {
 
     const wrong = new StreamAppender({ kind: "url", url: server.url.replace("redis://", "redis://:not-the-password@") });
     const err = await wrong.xadd("{t}:db3", 10, "lines", "x").catch((e: unknown) => e);
+    // The refused connection is closed, not left open beside the next attempt's.
+    await expect(wrong.xadd("{t}:db3", 10, "lines", "x")).rejects.toThrow(/WRONGPASS|invalid password/i);
+    const authOnly = async () => String(await client.client("LIST")).split("\n").filter((l) => / cmd=auth /.test(l)).length;
+    const deadline = Date.now() + 2000;
+    while ((await authOnly()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(await authOnly()).toBe(0);
     wrong.close();
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).kind).toBe("redis_unavailable");
