@@ -57,6 +57,8 @@ export class StreamAppender {
 
   private send(socket: Socket, args: readonly CommandArg[]): Promise<Reply> {
     return new Promise<Reply>((resolve, reject) => {
+      // Lost between connecting and sending: no reply would ever come for a write to it.
+      if (socket !== this.socket || socket.destroyed) return reject(new AppError("redis_unavailable", "session log: lost the connection to Redis"));
       this.pending.push({ resolve, reject });
       socket.cork();
       socket.write(`*${args.length}\r\n`);
