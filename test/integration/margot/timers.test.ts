@@ -41,7 +41,7 @@ describe("draft timers", () => {
 
   it("defer → the draft resurfaces after MARGOT_DEFER_SECONDS with a new expiry clock → then expires", async () => {
     // Expiry well above the defer, so a loaded machine cannot expire the draft before the 😴 lands.
-    await s.service(s.env({ MARGOT_DRAFT_EXPIRY_SECONDS: "6", MARGOT_DEFER_SECONDS: "5" }));
+    await s.service(s.env({ MARGOT_DRAFT_EXPIRY_SECONDS: "10", MARGOT_DEFER_SECONDS: "8" }));
     const c = s.completion(ACTION_BODY);
     const result = await s.submit(c);
     const draftId = result.draft_id!;
@@ -52,17 +52,17 @@ describe("draft timers", () => {
     expect((await s.webhook(reactionUpdate({ chatId: s.telegram.chatId, messageId: message.message_id, emoji: "😴" }))).status).toBe(200);
     const deferred = await s.waitState(draftId, "deferred");
     expect(await s.queue.getJob(`expire-${draftId}-0`)).toBeUndefined();
-    expect(Date.parse(deferred.resurface_at!) - Date.parse(deferred.deferred_at!)).toBe(5000);
+    expect(Date.parse(deferred.resurface_at!) - Date.parse(deferred.deferred_at!)).toBe(8000);
     const list = lastJsonLine((await runCli(["drafts", "list", "--json"], s.env())).stdout) as { drafts: Array<{ id: string; state: string; resurface_at: string }> };
     expect(list.drafts[0]).toMatchObject({ id: draftId, state: "deferred", resurface_at: deferred.resurface_at });
 
     // It comes back: posted again (a new message), generation 1, a fresh expiry clock.
-    await waitFor(async () => (await s.draft(draftId)).generation === 1, 15_000, () => "the draft to resurface");
+    await waitFor(async () => (await s.draft(draftId)).generation === 1, 20_000, () => "the draft to resurface");
     const back = await s.draft(draftId);
     expect(back.state).toBe("posted");
     expect(Date.parse(back.posted_at!)).toBeGreaterThanOrEqual(Date.parse(deferred.resurface_at!) - 50);
-    // A fresh 6 s clock (its start is taken just before the send, so allow for the send's own time).
-    expect(Date.parse(back.expires_at!) - Date.parse(back.posted_at!)).toBeGreaterThanOrEqual(5000);
+    // A fresh 10 s clock (its start is taken just before the send, so allow for the send's own time).
+    expect(Date.parse(back.expires_at!) - Date.parse(back.posted_at!)).toBeGreaterThanOrEqual(9000);
     expect(Date.parse(back.expires_at!)).toBeGreaterThan(Date.parse(first.expires_at!));
     expect(s.telegram.drafts().map((m) => m.text.split("\n")[0])).toEqual([`📝 Margot draft ${draftId}`, `⏰ Deferred Margot draft ${draftId} is back`]);
     expect(back.messages).toHaveLength(2);
