@@ -102,12 +102,23 @@ function stop(failure: RunFailure, graceMs: number): void {
   setTimeout(() => finish(failedResult(failure, base ? commitsAddedSync(base) : [])), graceMs);
 }
 
+/** A write to a pipe whose reader is gone. Our own stdout has its own listener (events.ts), so this is the agent's stdin. */
+function isPromptEpipe(error: unknown): boolean {
+  const e = error as NodeJS.ErrnoException;
+  return e?.code === "EPIPE" && e.syscall === "write";
+}
+
 function installProcessHandlers(): void {
   const onSignal = (signal: NodeJS.Signals) => stop(new RunFailure("cancelled", `received ${signal}: run aborted`), TERM_GRACE_MS);
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   process.on("SIGHUP", onSignal);
-  process.on("uncaughtException", (error) => finish(failedResult(new RunFailure("agent_failed", `unexpected error: ${messageOf(error)}`))));
+  process.on("uncaughtException", (error) => {
+    // Sandcastle writes the prompt to the agent's stdin with no error listener: an agent that exits
+    // without reading it raises EPIPE here. The agent's exit is reported by Sandcastle as usual.
+    if (isPromptEpipe(error)) return;
+    finish(failedResult(new RunFailure("agent_failed", `unexpected error: ${messageOf(error)}`)));
+  });
   process.on("unhandledRejection", (error) => finish(failedResult(new RunFailure("agent_failed", `unexpected error: ${messageOf(error)}`))));
   // Anything else that exits the process (Sandcastle's own SIGTERM handler calls process.exit(1)
   // when a docker sandbox is up) still leaves a run_complete and no agent processes behind.

@@ -142,6 +142,22 @@ describe("sandcastle child: failures", () => {
     expect(out.last.result.message).toContain("agent.sh");
   });
 
+  it("an agent that exits without reading a prompt bigger than a pipe → agent_failed with its exit code, not EPIPE", async () => {
+    const repo = makeRepo();
+    const template = tempDir("tpl");
+    cpSync(join(FIXTURES, "failing"), template, { recursive: true });
+    chmodSync(join(template, "agent.sh"), 0o755);
+    // 256 KiB cannot sit in a pipe's buffer: Sandcastle is still writing it when the agent exits.
+    writeFileSync(join(template, "prompt.md"), `${"Fix it. ".repeat(32 * 1024)}\n`);
+    const out = await runChild(
+      writeConfig({ request: { agent: "script", prompt_template_dir: template, branch: "sandcastle/epipe", repo_workdir: repo, dry_run: true }, env: {} }),
+      { cwd: repo, home: makeHome() },
+    );
+    expectCleanFailure(out, "agent_failed", 1);
+    expect(out.last.result.message).toContain("exited with code 3");
+    expect(out.last.result.message).not.toContain("EPIPE");
+  });
+
   it("an agent that exits non-zero → agent_failed with its output in the message", async () => {
     const repo = makeRepo();
     const template = tempDir("tpl");
