@@ -23,6 +23,14 @@ afterEach(cleanup);
 
 const STACK_FRAME = /\n\s+at .+\(.*:\d+:\d+\)|^\s+at /m;
 
+/** A copy of the fixture whose agent prints a line and exits 3. */
+function failingTemplate(): string {
+  const template = tempDir("tpl");
+  cpSync(join(FIXTURES, "failing"), template, { recursive: true });
+  chmodSync(join(template, "agent.sh"), 0o755);
+  return template;
+}
+
 function expectCleanFailure(out: FinishedChild, reason: string, code: number): void {
   expect(out.last.type, out.stdout).toBe("run_complete");
   expect(out.last.result).toMatchObject({ status: "failed", failure_reason: reason, merged_branch: null, commits: [] });
@@ -144,9 +152,7 @@ describe("sandcastle child: failures", () => {
 
   it("an agent that exits without reading a prompt bigger than a pipe → agent_failed with its exit code, not EPIPE", async () => {
     const repo = makeRepo();
-    const template = tempDir("tpl");
-    cpSync(join(FIXTURES, "failing"), template, { recursive: true });
-    chmodSync(join(template, "agent.sh"), 0o755);
+    const template = failingTemplate();
     // 256 KiB cannot sit in a pipe's buffer: Sandcastle is still writing it when the agent exits.
     writeFileSync(join(template, "prompt.md"), `${"Fix it. ".repeat(32 * 1024)}\n`);
     const out = await runChild(
@@ -160,9 +166,7 @@ describe("sandcastle child: failures", () => {
 
   it("an agent that exits non-zero → agent_failed with its output in the message", async () => {
     const repo = makeRepo();
-    const template = tempDir("tpl");
-    cpSync(join(FIXTURES, "failing"), template, { recursive: true });
-    chmodSync(join(template, "agent.sh"), 0o755);
+    const template = failingTemplate();
     const out = await runChild(
       writeConfig({
         request: { agent: "script", prompt_template_dir: template, branch: "sandcastle/fails", repo_workdir: repo, dry_run: true },
