@@ -55,24 +55,17 @@ describe("sandcastle child: failures", () => {
     expect(() => git(repo, "rev-parse", "--verify", "refs/heads/sandcastle/no-cli")).toThrow();
   });
 
-  it("sandbox vercel without @vercel/sandbox installed → provider_unavailable", async () => {
+  it.each([
+    ["vercel", "@vercel/sandbox"],
+    ["daytona", "@daytona/sdk"],
+  ] as const)("sandbox %s without %s installed → provider_unavailable", async (sandbox, pkg) => {
     const repo = makeRepo();
     const config = writeConfig({
-      request: { agent: "script", sandbox: "vercel", prompt_template_dir: join(FIXTURES, "commit-file"), branch: "sandcastle/vercel", repo_workdir: repo },
+      request: { agent: "script", sandbox, prompt_template_dir: join(FIXTURES, "commit-file"), branch: `sandcastle/${sandbox}`, repo_workdir: repo },
     });
     const out = await runChild(config, { cwd: repo, home: makeHome() });
     expectCleanFailure(out, "provider_unavailable", 1);
-    expect(out.last.result.message).toContain("@vercel/sandbox");
-  });
-
-  it("sandbox daytona without @daytona/sdk installed → provider_unavailable", async () => {
-    const repo = makeRepo();
-    const config = writeConfig({
-      request: { agent: "script", sandbox: "daytona", prompt_template_dir: join(FIXTURES, "commit-file"), branch: "sandcastle/daytona", repo_workdir: repo },
-    });
-    const out = await runChild(config, { cwd: repo, home: makeHome() });
-    expectCleanFailure(out, "provider_unavailable", 1);
-    expect(out.last.result.message).toContain("@daytona/sdk");
+    expect(out.last.result.message).toContain(pkg);
   });
 
   it("a bad config → invalid_payload naming the field, exit 2, no value echoed", async () => {
