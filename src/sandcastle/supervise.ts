@@ -76,7 +76,7 @@ export async function supervise(opts: SuperviseOptions): Promise<SupervisedExit>
   const timer = setTimeout(() => stop({ reason: "timeout" }), opts.timeoutMs);
 
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
-    sub.once("exit", (code, signal) => resolve({ code, signal }));
+    sub.nodeChildProcess.once("exit", (code, signal) => resolve({ code, signal }));
   });
 
   const output = sub.all as Readable;
