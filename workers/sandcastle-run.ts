@@ -8,12 +8,11 @@ import { StreamAppender } from "../src/redis/stream-appender.js";
 import { redisOptions } from "../src/redis/target.js";
 import { childCommand } from "../src/sandcastle/child-command.js";
 import { sweepChildTempDirs } from "../src/sandcastle/child-leftovers.js";
-import { configFileName, removeChildConfig, resolveConfigDir, sweepChildConfigs } from "../src/sandcastle/config-file.js";
+import { removeRunDir, resolveConfigDir, sweepRunDirs } from "../src/sandcastle/run-dir.js";
 import { RunControl } from "../src/sandcastle/run-control.js";
 import { RunSlots } from "../src/sandcastle/run-slots.js";
 import { CapacityFullError, runSandcastle, type RunnerDeps } from "../src/sandcastle/runner.js";
 import { budgetedJobLogSink, sessionLogKey, sessionLogSink } from "../src/sandcastle/session-log.js";
-import { join } from "node:path";
 import type { QueueWorkerSpec, WorkerDeps } from "./deps.js";
 
 /** BullMQ's message when a job's worker vanished (lock lost, then found by the stalled checker). */
@@ -33,9 +32,10 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   // Session logs get their own connection: megabytes of log lines must not delay BullMQ's lock renewals.
   const logWriter = new StreamAppender(deps.target);
 
-  const active = new Set((await deps.queues.sandcastleRun.getActive()).map((j) => String(j.id)));
-  const swept = await sweepChildConfigs(configDir, active);
-  if (swept.length > 0) log.warn({ run_ids: swept }, "removed config files left by runs that are no longer active");
+  const activeRunIds = async () => new Set((await deps.queues.sandcastleRun.getActive()).map((j) => String(j.id)));
+  const swept = await sweepRunDirs(configDir, activeRunIds);
+  if (swept.length > 0) log.warn({ run_ids: swept }, "removed run directories (config files) left by runs that are no longer active");
+  const active = await activeRunIds();
   const tempSwept = await sweepChildTempDirs(active);
   if (tempSwept.length > 0) log.warn({ paths: tempSwept }, "removed temp dirs left by killed run children");
 
@@ -99,7 +99,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
         const runId = String(job.id);
         void Promise.all([
           deps.audit.emit({ type: "sandcastle_run_failed", run_id: runId, failure_reason: "worker_lost", exit_code: null }),
-          removeChildConfig(join(configDir, configFileName(runId))),
+          removeRunDir(configDir, runId),
           slots.release(runId),
         ]).catch((e: Error) => log.error({ run_id: runId, err: e.message }, "could not record a lost run"));
       });

@@ -9,7 +9,8 @@ import { createLineRedactor, createRedactor, type Redactor } from "../redact/ind
 import { BoundedTail } from "./bounded-tail.js";
 import { childArgs, type ChildCommand } from "./child-command.js";
 import { parseChildLine, readRunComplete, type RunCompleteOutcome } from "./child-output.js";
-import { removeChildConfig, writeChildConfig } from "./config-file.js";
+import { writeChildConfig } from "./config-file.js";
+import { createRunDir, removeRunDir } from "./run-dir.js";
 import type { FailureReason, SandcastleRunRequest, SandcastleRunResult, SkipReason } from "./contract.js";
 import { readEnvManifest, resolveManifest } from "./env-manifest.js";
 import type { RunSlots } from "./run-slots.js";
@@ -31,6 +32,7 @@ const DASHES = Buffer.from("-----");
 export interface RunnerDeps {
   readonly sandcastleEnabled: boolean;
   readonly child: ChildCommand;
+  /** Where run directories (run-dir.ts) are made: tmpfs. */
   readonly configDir: string;
   readonly envManifestDir: string;
   /** Where manifest values come from (the worker's env), read at run time only. */
@@ -94,7 +96,7 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
     throw new CapacityFullError();
   }
   const stopLease = deps.slots.keepAlive(runId);
-  let configPath: string | null = null;
+  let runDir: string | null = null;
   try {
     const failed = async (reason: FailureReason, message: string, exitCode: number | null = null, extra: { missing_vars?: string[] } = {}): Promise<SandcastleRunResult> => {
       await emit({ type: "sandcastle_run_failed", run_id: runId, failure_reason: reason, exit_code: exitCode, ...extra });
@@ -118,7 +120,8 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
     if (redactor.ignoredShortSecrets > 0) deps.log.warn({ run_id: runId, count: redactor.ignoredShortSecrets }, "some secret values are too short to be masked in logs");
     await emit({ type: "sandcastle_env_resolved", run_id: runId, var_count: Object.keys(values).length, project_slug: projectSlug });
 
-    configPath = await writeChildConfig(deps.configDir, { version: 1, run_id: runId, request, env: { ...request.extra_env, ...values } });
+    runDir = await createRunDir(deps.configDir, runId);
+    const configPath = await writeChildConfig(runDir, { version: 1, run_id: runId, request, env: { ...request.extra_env, ...values } });
     await emit({ type: "sandcastle_run_started", run_id: runId, agent: request.agent, sandbox: request.dry_run ? "noSandbox" : request.sandbox, branch: request.branch });
 
     const streamRedact = createLineRedactor(redactor);
@@ -203,7 +206,7 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
     return { ...failure, branch: r.branch, commits: r.commits, merged_branch: r.merged_branch, log_tail: tail.lines() };
   } finally {
     stopLease();
-    if (configPath !== null) await removeChildConfig(configPath);
+    if (runDir !== null) await removeRunDir(deps.configDir, runId);
     await deps.slots.release(runId).catch((err: Error) => deps.log.warn({ run_id: runId, err: err.message }, "could not release the run slot; its lease will lapse"));
   }
 }

@@ -1,5 +1,5 @@
 // The run pipeline with misbehaving children: real processes, real Redis, real files.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseJsonl } from "../../../src/audit/jsonl-appender.js";
@@ -75,7 +75,8 @@ describe("config file", () => {
     const stop = new AbortController();
     const killed = h.run(h.request({ extra_env: { FAKE_MODE: "sleep" } }), { signal: stop.signal, runId: "run-cf-kill" });
     await waitFor(() => existsSync(started("run-cf-kill")), 10_000);
-    expect(configFiles()).toEqual(["sandcastle-run-cf-kill.json"]);
+    expect(configFiles()).toEqual(["scq-run-run-cf-kill"]);
+    expect(statSync(join(h.configDir, "scq-run-run-cf-kill")).mode & 0o777).toBe(0o700);
     stop.abort({ reason: "cancelled", by: "test" });
     expect((await killed).status).toBe("killed");
     expect(configFiles()).toEqual([]);
