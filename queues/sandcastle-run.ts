@@ -5,7 +5,8 @@ import type { AuditLog } from "../src/audit/audit-log.js";
 import { InvalidInputError, parseInput } from "../src/invalid-input.js";
 import type { RunSlots } from "../src/sandcastle/run-slots.js";
 import { EnvManifestError, readEnvManifest } from "../src/sandcastle/env-manifest.js";
-import { SandcastleRunRequest, SandcastleRunResult, type SandcastleRunRequestInput } from "../src/sandcastle/contract.js";
+import { customProviderName, SandcastleRunRequest, SandcastleRunResult, type SandcastleRunRequestInput } from "../src/sandcastle/contract.js";
+import { findCustomProvider } from "../src/sandcastle/custom-providers.js";
 import { KEEP_COMPLETED, KEEP_FAILED } from "./job-retention.js";
 
 export { SandcastleRunRequest, SandcastleRunResult };
@@ -25,6 +26,8 @@ export const RUN_JOB_OPTIONS: JobsOptions = {
 
 export interface EnqueueRunDeps {
   readonly envManifestDir: string;
+  /** SANDCASTLE_PROVIDERS_DIR: a `custom:<name>` sandbox must name a module there. */
+  readonly providersDir?: string;
   /** Needed for on_capacity "skip": the reservation that makes "skip at once" exact (ADR 0001). */
   readonly slots?: RunSlots;
   readonly audit?: AuditLog;
@@ -59,6 +62,11 @@ export async function enqueueRun(
       "sandcastle-run request",
       `extra_env: ${overlap.join(", ")} also named by env manifest "${request.env_manifest_name}"; extra_env may not override manifest variables`,
     );
+  }
+  const custom = customProviderName(request.sandbox);
+  if (custom !== undefined) {
+    const found = findCustomProvider(deps.providersDir, custom);
+    if ("problem" in found) throw new InvalidInputError("sandcastle-run request", `sandbox: ${found.problem}`);
   }
   const runId = newRunId();
   if (request.on_capacity === "skip") {

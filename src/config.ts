@@ -2,6 +2,8 @@
 import { z } from "zod";
 import { DEFAULT_DESTRUCTIVE_VERBS, parseDestructiveVerbs } from "./margot/destructive.js";
 import { ConfigError } from "./errors.js";
+import { ImageRef } from "./sandcastle/contract.js";
+import { DEFAULT_SANDBOX_IMAGE } from "./sandcastle/container-args.js";
 
 export { ConfigError };
 
@@ -40,6 +42,15 @@ const EnvSchema = z.object({
   KILL_SWITCH_FILE: optionalText,
   SANDCASTLE_BIN: optionalText,
   SANDCASTLE_CONFIG_DIR: optionalText,
+  /** The container image of docker/podman runs when the request names none (scripts/build-sandbox-image.sh builds it). */
+  SANDCASTLE_IMAGE: ImageRef.default(DEFAULT_SANDBOX_IMAGE),
+  /** The binary run for sandbox docker and podman; unset: `docker` / `podman` on PATH. */
+  SANDCASTLE_CONTAINER_CLI: optionalText,
+  /** Where `custom:<name>` sandbox providers live (`<name>.js` / `<name>.mjs`). */
+  SANDCASTLE_PROVIDERS_DIR: optionalText,
+  SANDCASTLE_CONTAINER_MEMORY: z.string().regex(/^[0-9]+[bkmg]?$/i, "takes a size such as 4g or 512m").default("4g"),
+  SANDCASTLE_CONTAINER_CPUS: z.coerce.number({ error: "takes a number such as 2 or 1.5" }).positive("takes a number > 0").max(1024, "takes a number ≤ 1024").default(2),
+  SANDCASTLE_CONTAINER_PIDS: int(16, 1_000_000).default(1024),
   AUDIT_LOG_PATH: z.string().min(1).default(".harness/swarm.jsonl"),
   MARGOT_LEDGER_PATH: z.string().min(1).default(".harness/swarm/margot_intents.jsonl"),
   PROJECTS_CONFIG_PATH: z.string().min(1).default("config/harness/projects.json"),
@@ -88,6 +99,12 @@ const EnvSchema = z.object({
 
 export type Env = z.infer<typeof EnvSchema>;
 
+/**
+ * The container engine's own variables, handed to every docker/podman the service runs (worker and child):
+ * CONTAINERS_CONF is how a machine kind's podman settings reach it without touching /etc (README).
+ */
+export const ENGINE_ENV_NAMES = ["CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF", "CONTAINER_HOST", "XDG_RUNTIME_DIR", "DOCKER_HOST", "DOCKER_CONTEXT"] as const;
+
 export interface Config extends Env {
   /** Derived: TAO_SANDCASTLE_ENABLED === "1". */
   readonly sandcastleEnabled: boolean;
@@ -98,6 +115,8 @@ export interface Config extends Env {
   readonly reviewerIds: readonly string[];
   /** Drafts go to Telegram when both TELEGRAM_BOT_TOKEN and REVIEW_CHAT_ID are set, else to the local channel. */
   readonly reviewChannel: "telegram" | "local";
+  /** ENGINE_ENV_NAMES that are set. */
+  readonly engineEnv: Readonly<Record<string, string>>;
 }
 
 const csv = (value: string): string[] =>
@@ -124,6 +143,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(problems);
   }
   const e = parsed.data;
+  const clean = withoutEmpty(env);
+  const engineEnv = Object.fromEntries(ENGINE_ENV_NAMES.flatMap((name) => (clean[name] !== undefined ? [[name, clean[name]]] : [])));
   return Object.freeze({
     ...e,
     sandcastleEnabled: e.TAO_SANDCASTLE_ENABLED === "1",
@@ -133,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     customerNames: csv(e.MARGOT_CUSTOMER_NAMES),
     reviewerIds: csv(e.TELEGRAM_REVIEWER_IDS ?? ""),
     reviewChannel: e.TELEGRAM_BOT_TOKEN !== undefined && e.REVIEW_CHAT_ID !== undefined ? "telegram" : "local",
+    engineEnv,
   });
 }
 

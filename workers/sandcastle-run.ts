@@ -9,6 +9,8 @@ import { redisOptions } from "../src/redis/target.js";
 import { childCommand } from "../src/sandcastle/child-command.js";
 import { sweepChildTempDirs } from "../src/sandcastle/child-leftovers.js";
 import { removeRunDir, resolveConfigDir, sweepRunDirs } from "../src/sandcastle/run-dir.js";
+import { deploymentLabel, RunContainers } from "../src/sandcastle/run-containers.js";
+import type { SandboxSettings } from "../src/sandcastle/contract.js";
 import { RunControl } from "../src/sandcastle/run-control.js";
 import { RunSlots } from "../src/sandcastle/run-slots.js";
 import { CapacityFullError, runSandcastle, type RunnerDeps } from "../src/sandcastle/runner.js";
@@ -39,18 +41,39 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   const tempSwept = await sweepChildTempDirs(active);
   if (tempSwept.length > 0) log.warn({ paths: tempSwept }, "removed temp dirs left by killed run children");
 
+  const childPath = deps.secretSource.PATH ?? "/usr/local/bin:/usr/bin:/bin";
+  const childHome = deps.secretSource.HOME ?? "/tmp";
+  const deployment = deploymentLabel(prefix, deps.target);
+  const containers = RunContainers.forEngines({ containerCli: config.SANDCASTLE_CONTAINER_CLI ?? null, engineEnv: config.engineEnv, path: childPath, home: childHome }, deployment);
+  const containerSweep = await containers.sweep(activeRunIds).catch((err: Error) => {
+    log.warn({ err: err.message }, "could not remove containers left by runs that are no longer active");
+    return { removed: [] as string[], unreachable: [] as string[] };
+  });
+  if (containerSweep.removed.length > 0) log.warn({ run_ids: containerSweep.removed }, "removed containers left by runs that are no longer active");
+  if (containerSweep.unreachable.length > 0) log.debug({ engines: containerSweep.unreachable }, "container engines not asked for leftovers");
+  const sandboxSettings: SandboxSettings = {
+    default_image: config.SANDCASTLE_IMAGE,
+    container_cli: config.SANDCASTLE_CONTAINER_CLI ?? null,
+    engine_env: { ...config.engineEnv },
+    limits: { memory: config.SANDCASTLE_CONTAINER_MEMORY, cpus: config.SANDCASTLE_CONTAINER_CPUS, pids: config.SANDCASTLE_CONTAINER_PIDS },
+    deployment,
+    providers_dir: config.SANDCASTLE_PROVIDERS_DIR ?? null,
+  };
+
   const runner: RunnerDeps = {
     sandcastleEnabled: config.sandcastleEnabled,
     child: childCommand(config.SANDCASTLE_BIN),
     configDir,
     envManifestDir: config.ENV_MANIFEST_DIR,
     secretSource: deps.secretSource,
-    childPath: deps.secretSource.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-    childHome: deps.secretSource.HOME ?? "/tmp",
+    childPath,
+    childHome,
     killSwitch: deps.killSwitch,
     slots,
     audit: deps.audit,
     log,
+    sandboxSettings,
+    containers,
   };
 
   const processor = async (job: Job, token?: string) => {
@@ -100,6 +123,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
         void Promise.all([
           deps.audit.emit({ type: "sandcastle_run_failed", run_id: runId, failure_reason: "worker_lost", exit_code: null }),
           removeRunDir(configDir, runId),
+          containers.removeRun(runId),
           slots.release(runId),
         ]).catch((e: Error) => log.error({ run_id: runId, err: e.message }, "could not record a lost run"));
       });

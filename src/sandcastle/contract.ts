@@ -5,6 +5,11 @@ import { z } from "zod";
 
 export const AGENTS = ["claudeCode", "codex", "pi", "opencode", "script"] as const;
 export const SANDBOXES = ["docker", "podman", "vercel", "daytona", "noSandbox"] as const;
+/** Sandboxes run by our own container provider (src/sandcastle/child/container-provider.ts). */
+export const CONTAINER_SANDBOXES = ["docker", "podman"] as const;
+export type ContainerEngine = (typeof CONTAINER_SANDBOXES)[number];
+/** `custom:<name>`: the module `<name>.js` / `<name>.mjs` in SANDCASTLE_PROVIDERS_DIR. */
+export const CUSTOM_SANDBOX_PREFIX = "custom:";
 export const RUN_STATUSES = ["ok", "failed", "timeout", "killed", "skipped"] as const;
 
 /** Upper bound of `timeout_minutes`: 4 h; an agent run longer than that is a runaway, not work. */
@@ -60,6 +65,22 @@ export const EnvVarName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be 
 export const SECRET_SHAPED_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$/i;
 
 /** Session ids become Redis key parts and file names: keep them plain. */
+/** An image reference as docker and podman take it (`localhost/name:tag`, `registry:5000/a/b@sha256:…`); never an option. */
+export const ImageRef = z
+  .string()
+  .max(512, "must be at most 512 characters")
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._\/:@-]*$/, "must be an image reference such as localhost/sandcastle-queue-agent:latest (letters, digits, '.', '_', '-', '/', ':', '@')");
+
+const CustomSandbox = z
+  .string()
+  .startsWith(CUSTOM_SANDBOX_PREFIX)
+  .refine((s) => PlainName.safeParse(s.slice(CUSTOM_SANDBOX_PREFIX.length)).success, `a custom sandbox is "custom:<name>" with a plain name: letters, digits, '.', '_', '-' (no '/', no '..')`);
+
+export const SandboxField = z.union([z.enum(SANDBOXES), CustomSandbox], {
+  error: `must be one of ${SANDBOXES.join(", ")}, or "custom:<name>"`,
+});
+export type SandboxField = z.infer<typeof SandboxField>;
+
 export const SessionId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "must be 1-128 letters, digits, '.', '_', '-'");
 
 export const SandcastleRunRequest = z
@@ -68,7 +89,11 @@ export const SandcastleRunRequest = z
     agent: z.enum(AGENTS).default("claudeCode"),
     /** Optional model for the agent; each agent has a documented default. */
     model: z.string().min(1).max(200).optional(),
-    sandbox: z.enum(SANDBOXES).default("docker"),
+    sandbox: SandboxField.default("docker"),
+    /** The container image for docker / podman; unset: SANDCASTLE_IMAGE. */
+    image: ImageRef.optional(),
+    /** Container network: "default" (the engine's bridge; agents call model APIs) or "none". Never the host's. */
+    network: z.enum(["default", "none"]).default("default"),
     prompt_template_dir: absolutePath("prompt_template_dir"),
     branch: BranchName,
     repo_workdir: absolutePath("repo_workdir"),
@@ -103,6 +128,23 @@ export const SandcastleRunRequest = z
 export type SandcastleRunRequest = z.infer<typeof SandcastleRunRequest>;
 export type SandcastleRunRequestInput = z.input<typeof SandcastleRunRequest>;
 
+export function customProviderName(sandbox: SandboxField): string | undefined {
+  return sandbox.startsWith(CUSTOM_SANDBOX_PREFIX) ? sandbox.slice(CUSTOM_SANDBOX_PREFIX.length) : undefined;
+}
+
+/**
+ * The sandbox a run really uses: dry_run forces noSandbox for the built-in sandboxes (the seed's rule);
+ * a custom provider is the operator's own code and is used as named, dry or not.
+ */
+export function effectiveSandbox(request: Pick<SandcastleRunRequest, "sandbox" | "dry_run">): SandboxField {
+  if (customProviderName(request.sandbox) !== undefined) return request.sandbox;
+  return request.dry_run ? "noSandbox" : request.sandbox;
+}
+
+export function containerEngine(sandbox: SandboxField): ContainerEngine | undefined {
+  return (CONTAINER_SANDBOXES as readonly string[]).includes(sandbox) ? (sandbox as ContainerEngine) : undefined;
+}
+
 export const Commit = z.object({ sha: z.string().regex(/^[0-9a-f]{7,64}$/, "must be a hex commit sha") });
 
 export const SandcastleRunResult = z
@@ -133,6 +175,34 @@ export const EnvManifest = z
   .strict();
 export type EnvManifest = z.infer<typeof EnvManifest>;
 
+/** Container sizes: docker/podman `--memory`, `--cpus`, `--pids-limit`. */
+export const ContainerLimits = z
+  .object({
+    memory: z.string().regex(/^[0-9]+[bkmg]?$/i, "must be a size such as 4g or 512m"),
+    cpus: z.number().positive().max(1024),
+    pids: z.number().int().min(16).max(1_000_000),
+  })
+  .strict();
+export type ContainerLimits = z.infer<typeof ContainerLimits>;
+
+/** What the worker's settings say about sandboxes; the child has no other source (its env is PATH, HOME only). */
+export const SandboxSettings = z
+  .object({
+    /** SANDCASTLE_IMAGE: the image when the request names none. */
+    default_image: ImageRef.nullable(),
+    /** SANDCASTLE_CONTAINER_CLI: the binary for docker and podman; null: `docker` / `podman` on PATH. */
+    container_cli: z.string().min(1).nullable(),
+    /** The container engine's own variables (CONTAINERS_CONF, DOCKER_HOST, …): no secrets, paths and addresses. */
+    engine_env: z.record(EnvVarName, z.string()),
+    limits: ContainerLimits,
+    /** Label value naming the deployment that owns a container (key prefix + Redis), for worker-side cleanup. */
+    deployment: z.string().min(1).max(512),
+    /** SANDCASTLE_PROVIDERS_DIR: where `custom:<name>` modules live. */
+    providers_dir: z.string().min(1).nullable(),
+  })
+  .strict();
+export type SandboxSettings = z.infer<typeof SandboxSettings>;
+
 /**
  * The 0600 config file the worker writes for the child (`--config <path>`).
  * The only channel through which secret values reach the child.
@@ -144,6 +214,8 @@ export const ChildConfig = z
     request: SandcastleRunRequest,
     /** Resolved manifest values + extra_env, handed to the agent provider's `env`. */
     env: z.record(EnvVarName, z.string()),
+    /** Absent in configs written by other tools: container sandboxes then fail provider_unavailable. */
+    sandbox_settings: SandboxSettings.optional(),
   })
   .strict();
 export type ChildConfig = z.infer<typeof ChildConfig>;

@@ -11,7 +11,8 @@ import { childArgs, type ChildCommand } from "./child-command.js";
 import { parseChildLine, readRunComplete, type RunCompleteOutcome } from "./child-output.js";
 import { writeChildConfig } from "./config-file.js";
 import { createRunDir, removeRunDir } from "./run-dir.js";
-import type { FailureReason, SandcastleRunRequest, SandcastleRunResult, SkipReason } from "./contract.js";
+import { containerEngine, effectiveSandbox, type FailureReason, type SandboxSettings, type SandcastleRunRequest, type SandcastleRunResult, type SkipReason } from "./contract.js";
+import type { RunContainers } from "./run-containers.js";
 import { readEnvManifest, resolveManifest } from "./env-manifest.js";
 import type { RunSlots } from "./run-slots.js";
 import type { StopRequest } from "./run-control.js";
@@ -45,6 +46,10 @@ export interface RunnerDeps {
   readonly audit: AuditLog;
   readonly log: Logger;
   readonly graceMs?: number;
+  /** Written into the child's config: image, container CLI, limits, custom providers. */
+  readonly sandboxSettings?: SandboxSettings;
+  /** Removes what a docker/podman run left once its child has ended (a container outlives a killed child). */
+  readonly containers?: RunContainers;
 }
 
 export interface RunInput {
@@ -121,8 +126,14 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
     await emit({ type: "sandcastle_env_resolved", run_id: runId, var_count: Object.keys(values).length, project_slug: projectSlug });
 
     runDir = await createRunDir(deps.configDir, runId);
-    const configPath = await writeChildConfig(runDir, { version: 1, run_id: runId, request, env: { ...request.extra_env, ...values } });
-    await emit({ type: "sandcastle_run_started", run_id: runId, agent: request.agent, sandbox: request.dry_run ? "noSandbox" : request.sandbox, branch: request.branch });
+    const configPath = await writeChildConfig(runDir, {
+      version: 1,
+      run_id: runId,
+      request,
+      env: { ...request.extra_env, ...values },
+      ...(deps.sandboxSettings ? { sandbox_settings: deps.sandboxSettings } : {}),
+    });
+    await emit({ type: "sandcastle_run_started", run_id: runId, agent: request.agent, sandbox: effectiveSandbox(request), branch: request.branch });
 
     const streamRedact = createLineRedactor(redactor);
     const tail = new BoundedTail(LOG_TAIL_LINES);
@@ -206,6 +217,13 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
     return { ...failure, branch: r.branch, commits: r.commits, merged_branch: r.merged_branch, log_tail: tail.lines() };
   } finally {
     stopLease();
+    if (runDir !== null && deps.containers && containerEngine(effectiveSandbox(request)) !== undefined) {
+      const removed = await deps.containers.removeRun(runId).catch((err: Error) => {
+        deps.log.warn({ run_id: runId, err: err.message }, "could not remove the run's containers; the next worker start will");
+        return 0;
+      });
+      if (removed > 0) deps.log.info({ run_id: runId, containers: removed }, "removed containers the run's child left");
+    }
     if (runDir !== null) await removeRunDir(deps.configDir, runId);
     await deps.slots.release(runId).catch((err: Error) => deps.log.warn({ run_id: runId, err: err.message }, "could not release the run slot; its lease will lapse"));
   }

@@ -9,7 +9,7 @@
 //   script     → no model; runs <prompt_template_dir>/agent.sh
 import type { AgentProvider } from "@ai-hero/sandcastle";
 import type { SandcastleRunRequest } from "../contract.js";
-import { findExecutable } from "./executables.js";
+import { findExecutable } from "../executables.js";
 import { RunFailure } from "./run-failure.js";
 import { checkScript, scriptAgent } from "./script-agent.js";
 

@@ -23,7 +23,10 @@ import { checkAgentAvailable, buildAgent } from "./agents.js";
 import { runParallelPlanner } from "./parallel-planner.js";
 import { checkTemplate } from "./prompt.js";
 import { checkBranchNotCheckedOut, checkRepository, excludeSandcastleDir } from "./repository.js";
-import { buildSandbox, checkSandboxAvailable, effectiveSandbox, runsOnHost, type SandboxChoice } from "./sandboxes.js";
+import { buildSandbox, checkSandboxAvailable, runsOnHost, type SandboxChoice } from "./sandboxes.js";
+import { effectiveSandbox } from "../contract.js";
+import { trustRepositoryOwner } from "./container-user.js";
+import { dirname } from "node:path";
 import { runSingle } from "./single-run.js";
 import { releaseStdin, watchStdin } from "./stdin-watchdog.js";
 import { releaseAllLocks } from "./lock-files.js";
@@ -160,18 +163,20 @@ async function main(): Promise<never> {
   try {
     const parallel = request.parallel_implementers > 1;
     const sandboxName = effectiveSandbox(request);
+    const site = { config, runDir: dirname(args.configPath) };
     checkTemplate(request.prompt_template_dir, parallel);
+    trustRepositoryOwner(request.repo_workdir, sandboxName);
     const { commonDir } = await checkRepository(request.repo_workdir);
     await checkBranchNotCheckedOut(request.repo_workdir, request.branch);
-    await checkSandboxAvailable(sandboxName);
+    await checkSandboxAvailable(sandboxName, site);
     checkAgentAvailable(request, runsOnHost(sandboxName), config.env);
     base = await recordBase(request.repo_workdir, request.branch);
     await excludeSandcastleDir(commonDir).catch(() => {});
 
     const sc = await sandcastle;
     controller.signal.throwIfAborted();
-    sandbox = await buildSandbox(sandboxName, config.run_id, config.env);
-    const agent = buildAgent(sc, request, config.env, sandbox.runsOnHost);
+    sandbox = await buildSandbox(sandboxName, site, commonDir);
+    const agent = buildAgent(sc, request, sandbox.agentEnv, sandbox.runsOnHost);
     logs = new PhaseLogs(config.run_id, request.repo_workdir, loaded.scrubber);
     const phaseLogs = logs;
     printer.dropForeign((line) => phaseLogs.mentionsRawLog(line));

@@ -1,17 +1,23 @@
 // request.sandbox → a Sandcastle SandboxProvider, imported only when used.
-//   dry_run: true          → noSandbox, whatever the request says (and nothing is ever pushed)
-//   docker / podman        → @ai-hero/sandcastle/sandboxes/<name>; needs the CLI on PATH and the
-//                            image Sandcastle expects (`sandcastle docker build-image`)
-//   vercel / daytona       → need the optional packages @vercel/sandbox / @daytona/sdk
+//   dry_run: true (built-ins) → noSandbox, whatever the request says (and nothing is ever pushed)
+//   docker / podman        → our container provider (container-provider.ts): the CLI, the image
+//                            (request.image, else SANDCASTLE_IMAGE) and the settings the worker wrote
+//   vercel / daytona       → need the optional packages @vercel/sandbox / @daytona/sdk and their
+//                            credentials in the env manifest (provider-credentials.ts)
+//   custom:<name>          → the operator's module in SANDCASTLE_PROVIDERS_DIR (custom-sandbox.ts), dry or not
 //   noSandbox              → the agent runs on the host, in a git worktree of repo_workdir
 // A provider that cannot be used ends the run `failed` / provider_unavailable before anything starts.
 import type { SandboxProvider } from "@ai-hero/sandcastle";
-import type { SandcastleRunRequest } from "../contract.js";
-import { findExecutable } from "./executables.js";
+import { containerEngine, customProviderName, type ChildConfig, type ContainerEngine, type SandboxField, type SandboxSettings } from "../contract.js";
+import { firstLine, resolveContainerCli, runContainerCli, type ContainerCli } from "../container-cli.js";
+import { imageExistsArgs } from "../container-args.js";
+import { findCustomProvider } from "../custom-providers.js";
 import { isolateGlobalGitConfig, type IsolatedGitConfig } from "./host-git-config.js";
+import { repositoryUser } from "./container-user.js";
+import { providerCredentials } from "./provider-credentials.js";
 import { RunFailure, messageOf } from "./run-failure.js";
 
-export type SandboxName = SandcastleRunRequest["sandbox"];
+export type SandboxName = SandboxField;
 
 export interface SandboxChoice {
   readonly name: SandboxName;
@@ -19,7 +25,17 @@ export interface SandboxChoice {
   provider(): SandboxProvider;
   /** The agent runs on the host (noSandbox): its CLI must be on the host's PATH. */
   readonly runsOnHost: boolean;
+  /** The env the agent gets: the run's, less what opens the provider itself (vercel/daytona credentials). */
+  readonly agentEnv: Record<string, string>;
+  /** Synchronous: it runs on the child's exit path too. */
   dispose(): void;
+}
+
+/** What a sandbox needs beyond the request: the run's config and directory. */
+export interface SandboxSite {
+  readonly config: ChildConfig;
+  /** The run's 0700 directory (where the config file is): container secret files go there. */
+  readonly runDir: string;
 }
 
 const OPTIONAL_PACKAGES: Partial<Record<SandboxName, string>> = {
@@ -27,23 +43,53 @@ const OPTIONAL_PACKAGES: Partial<Record<SandboxName, string>> = {
   daytona: "@daytona/sdk",
 };
 
-const CLIS: Partial<Record<SandboxName, string>> = {
-  docker: "docker",
-  podman: "podman",
-};
-
-export function effectiveSandbox(request: SandcastleRunRequest): SandboxName {
-  return request.dry_run ? "noSandbox" : request.sandbox;
-}
-
 export function runsOnHost(name: SandboxName): boolean {
   return name === "noSandbox";
 }
 
-export async function checkSandboxAvailable(name: SandboxName): Promise<void> {
-  const cli = CLIS[name];
-  if (cli !== undefined && findExecutable(cli, process.env.PATH) === undefined) {
-    throw new RunFailure("provider_unavailable", `sandbox "${name}" needs the \`${cli}\` CLI, which is not on PATH`);
+function settingsFor(name: SandboxName, site: SandboxSite): SandboxSettings {
+  const settings = site.config.sandbox_settings;
+  if (settings === undefined) throw new RunFailure("provider_unavailable", `sandbox "${name}" needs the worker's sandbox settings, which this config does not hold`);
+  return settings;
+}
+
+function cliFor(engine: ContainerEngine, settings: SandboxSettings): ContainerCli {
+  const cli = resolveContainerCli(engine, { containerCli: settings.container_cli, engineEnv: settings.engine_env, path: process.env.PATH, home: process.env.HOME });
+  if (cli === undefined) throw new RunFailure("provider_unavailable", `sandbox "${engine}" needs the \`${engine}\` CLI, which is not on PATH (or set SANDCASTLE_CONTAINER_CLI)`);
+  return cli;
+}
+
+function imageFor(name: SandboxName, site: SandboxSite, settings: SandboxSettings): string {
+  const image = site.config.request.image ?? settings.default_image;
+  if (image === null) throw new RunFailure("provider_unavailable", `sandbox "${name}" needs an image: set SANDCASTLE_IMAGE or the request's image`);
+  return image;
+}
+
+async function checkImage(cli: ContainerCli, image: string): Promise<void> {
+  const out = await runContainerCli(cli, imageExistsArgs(cli.engine, image), 60_000);
+  if (out.code === 0) return;
+  const missing = (cli.engine === "podman" && out.code === 1 && out.stderr.trim() === "") || /no such image|image not known/i.test(out.stderr);
+  if (missing) {
+    throw new RunFailure(
+      "provider_unavailable",
+      `sandbox "${cli.engine}": image ${image} is not there; build it with \`scripts/build-sandbox-image.sh --cli ${cli.engine}\` (no registry needed) or set SANDCASTLE_IMAGE / the request's image to one that is`,
+    );
+  }
+  throw new RunFailure("provider_unavailable", `sandbox "${cli.engine}": the engine did not answer (${cli.path} exit ${out.code}): ${firstLine(out.stderr)}`);
+}
+
+export async function checkSandboxAvailable(name: SandboxName, site: SandboxSite): Promise<void> {
+  const engine = containerEngine(name);
+  if (engine !== undefined) {
+    const settings = settingsFor(name, site);
+    await checkImage(cliFor(engine, settings), imageFor(name, site, settings));
+    return;
+  }
+  const custom = customProviderName(name);
+  if (custom !== undefined) {
+    const found = findCustomProvider(site.config.sandbox_settings?.providers_dir, custom);
+    if ("problem" in found) throw new RunFailure("provider_unavailable", `sandbox "${name}": ${found.problem}`);
+    return;
   }
   const pkg = OPTIONAL_PACKAGES[name];
   if (pkg !== undefined) {
@@ -61,13 +107,40 @@ export async function checkSandboxAvailable(name: SandboxName): Promise<void> {
 }
 
 /** A container or VM: the agent never touches the host's git config. */
-function remote(name: SandboxName, make: () => SandboxProvider): SandboxChoice {
-  return { name, runsOnHost: false, provider: make, dispose: () => {} };
+function remote(name: SandboxName, agentEnv: Record<string, string>, make: () => SandboxProvider, dispose: () => void = () => {}): SandboxChoice {
+  return { name, runsOnHost: false, agentEnv, provider: make, dispose };
 }
 
-/** `agentEnv` is only read to avoid Sandcastle's "overlapping env keys" error. */
-export async function buildSandbox(name: SandboxName, runId: string, agentEnv: Record<string, string>): Promise<SandboxChoice> {
+/** `commonDir`: the repository's git common dir (its owner is a container's user). */
+export async function buildSandbox(name: SandboxName, site: SandboxSite, commonDir: string): Promise<SandboxChoice> {
+  const { config } = site;
+  const runId = config.run_id;
+  const agentEnv = config.env;
   try {
+    const engine = containerEngine(name);
+    if (engine !== undefined) {
+      const settings = settingsFor(name, site);
+      const { ContainerSandbox } = await import("./container-provider.js");
+      const containers = new ContainerSandbox({
+        cli: cliFor(engine, settings),
+        runId,
+        runDir: site.runDir,
+        image: imageFor(name, site, settings),
+        user: repositoryUser(commonDir, engine),
+        limits: settings.limits,
+        network: config.request.network,
+        deployment: settings.deployment,
+        templateDir: config.request.prompt_template_dir,
+      });
+      return remote(name, agentEnv, () => containers.provider(), () => containers.disposeSync());
+    }
+    const custom = customProviderName(name);
+    if (custom !== undefined) {
+      const { loadCustomProvider } = await import("./custom-sandbox.js");
+      const factory = await loadCustomProvider(config.sandbox_settings?.providers_dir ?? null, custom);
+      factory({ runId }); // fails now, before any worktree, when the factory returns no usable provider
+      return remote(name, agentEnv, () => factory({ runId }));
+    }
     switch (name) {
       case "noSandbox": {
         const { noSandbox } = await import("@ai-hero/sandcastle/sandboxes/no-sandbox");
@@ -78,6 +151,7 @@ export async function buildSandbox(name: SandboxName, runId: string, agentEnv: R
         return {
           name,
           runsOnHost: true,
+          agentEnv,
           provider: () => {
             if (!ownGitConfig) return noSandbox();
             const gitConfig = isolateGlobalGitConfig(runId);
@@ -89,23 +163,18 @@ export async function buildSandbox(name: SandboxName, runId: string, agentEnv: R
           },
         };
       }
-      case "docker": {
-        const { docker } = await import("@ai-hero/sandcastle/sandboxes/docker");
-        return remote(name, () => docker());
-      }
-      case "podman": {
-        const { podman } = await import("@ai-hero/sandcastle/sandboxes/podman");
-        return remote(name, () => podman());
-      }
       case "vercel": {
         const { vercel } = await import("@ai-hero/sandcastle/sandboxes/vercel");
-        return remote(name, () => vercel());
+        const credentials = providerCredentials("vercel", agentEnv);
+        return remote(name, credentials.agentEnv, () => vercel(credentials.options));
       }
       case "daytona": {
         const { daytona } = await import("@ai-hero/sandcastle/sandboxes/daytona");
-        return remote(name, () => daytona());
+        const credentials = providerCredentials("daytona", agentEnv);
+        return remote(name, credentials.agentEnv, () => daytona(credentials.options));
       }
     }
+    throw new RunFailure("provider_unavailable", `sandbox "${name}" is not known`);
   } catch (error) {
     if (error instanceof RunFailure) throw error;
     throw new RunFailure("provider_unavailable", `sandbox "${name}" could not be loaded: ${messageOf(error)}`);

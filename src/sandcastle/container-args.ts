@@ -1,0 +1,138 @@
+// The argv of our docker/podman containers, as pure functions: the isolation flags every run container
+// gets (shared with anything else that starts a run's image, so it cannot drift), labels, mounts, exec,
+// listing and removal. Pure so both engines' argv is tested without an engine (docker has none in CI).
+import type { ContainerEngine, ContainerLimits } from "./contract.js";
+
+/** What scripts/build-sandbox-image.sh builds; SANDCASTLE_IMAGE's default. */
+export const DEFAULT_SANDBOX_IMAGE = "localhost/sandcastle-queue-agent:latest";
+export const LABEL_RUN_ID = "io.sandcastle-queue.run-id";
+/** Which deployment (key prefix + Redis) started it: a worker only ever removes its own deployment's containers. */
+export const LABEL_DEPLOYMENT = "io.sandcastle-queue.deployment";
+/** Where the run's secret env file appears inside the container, read-only. */
+export const SECRET_ENV_PATH = "/run/sandcastle-queue/env";
+export const SANDBOX_HOME = "/home/agent";
+
+export interface ContainerUser {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+export interface IsolationOptions {
+  readonly engine: ContainerEngine;
+  readonly user: ContainerUser;
+  readonly limits: ContainerLimits;
+  readonly network: "default" | "none";
+  /** podman run by a normal user: `--userns=keep-id` makes the container's uid the host's. */
+  readonly rootless: boolean;
+}
+
+/** The engine's default network for a container, never the host's namespace. */
+function networkMode(o: IsolationOptions): string {
+  if (o.network === "none") return "none";
+  return o.engine === "podman" && o.rootless ? "slirp4netns" : "bridge";
+}
+
+export function isolationArgs(o: IsolationOptions): string[] {
+  const args = [
+    "--cap-drop=ALL",
+    "--security-opt=no-new-privileges",
+    `--pids-limit=${o.limits.pids}`,
+    `--memory=${o.limits.memory}`,
+    `--cpus=${o.limits.cpus}`,
+    `--user=${o.user.uid}:${o.user.gid}`,
+    "--init",
+    `--network=${networkMode(o)}`,
+    // The user has no passwd entry and the container one user: a sticky world-writable tmpfs is its home.
+    `--tmpfs=${SANDBOX_HOME}:rw,exec,nosuid,nodev,mode=1777`,
+  ];
+  if (o.engine === "podman" && o.rootless) args.push("--userns=keep-id");
+  return args;
+}
+
+export interface BindMount {
+  readonly hostPath: string;
+  readonly sandboxPath: string;
+  readonly readonly?: boolean;
+}
+
+/** `--mount` refuses a missing source (where `-v` would create it); a comma would end the field. */
+export function mountArg(m: BindMount): string {
+  for (const p of [m.hostPath, m.sandboxPath]) {
+    if (p.includes(",") || p.includes("\n")) throw new Error(`cannot mount ${JSON.stringify(p)}: a path holding ',' or a newline cannot be passed to --mount`);
+  }
+  return `--mount=type=bind,source=${m.hostPath},target=${m.sandboxPath}${m.readonly ? ",readonly" : ""}`;
+}
+
+export interface RunSpec extends IsolationOptions {
+  readonly name: string;
+  readonly image: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly mounts: readonly BindMount[];
+  readonly workdir: string;
+  /** Argv of the container's main process (ours: a sleep the exec calls run beside). */
+  readonly command: readonly [string, ...string[]];
+}
+
+/** `run --detach`: no `-e`/`--env` ever (values on argv show in `ps` and in inspect's Config.Env). */
+export function runArgs(spec: RunSpec): string[] {
+  const [entrypoint, ...rest] = spec.command;
+  return [
+    "run",
+    "--detach",
+    `--name=${spec.name}`,
+    ...Object.entries(spec.labels).map(([k, v]) => `--label=${k}=${v}`),
+    ...isolationArgs(spec),
+    ...spec.mounts.map(mountArg),
+    `--workdir=${spec.workdir}`,
+    `--entrypoint=${entrypoint}`,
+    spec.image,
+    ...rest,
+  ];
+}
+
+/** Runs `command` in the container after its shell has loaded the secret env file. */
+export function execArgs(name: string, command: string, opts: { cwd?: string; stdin?: boolean } = {}): string[] {
+  return ["exec", ...(opts.stdin ? ["--interactive"] : []), ...(opts.cwd ? [`--workdir=${opts.cwd}`] : []), name, "sh", "-c", withSecretEnv(command)];
+}
+
+/** `set -a` is not needed: every line of the file is an `export`. A file that fails to load ends the shell. */
+export function withSecretEnv(command: string): string {
+  return `. ${SECRET_ENV_PATH} || exit 125\n${command}`;
+}
+
+export function imageExistsArgs(engine: ContainerEngine, image: string): string[] {
+  return engine === "podman" ? ["image", "exists", image] : ["image", "inspect", "--format={{.Id}}", image];
+}
+
+/** Ids of this deployment's containers (of one run when given); the same argv for both CLIs. */
+export function listArgs(deployment: string, runId?: string): string[] {
+  return ["ps", "--all", "--no-trunc", `--filter=label=${LABEL_DEPLOYMENT}=${deployment}`, ...(runId !== undefined ? [`--filter=label=${LABEL_RUN_ID}=${runId}`] : []), "--format={{.ID}}"];
+}
+
+/** `<id>\t<run id>` per container: `inspect`'s template reads the same in docker and podman (ps's does not). */
+export function runIdsArgs(ids: readonly string[]): string[] {
+  return ["inspect", `--format={{.Id}}\t{{index .Config.Labels "${LABEL_RUN_ID}"}}`, ...ids];
+}
+
+export function parseLines(stdout: string): string[] {
+  return stdout
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0);
+}
+
+export function parseRunIds(stdout: string): Array<{ id: string; runId: string }> {
+  return parseLines(stdout).map((line) => {
+    const [id = "", runId = ""] = line.split("\t");
+    return { id, runId };
+  });
+}
+
+/** Stop at once (SIGKILL) and remove: nothing of a finished run is worth a grace period. */
+export function removeArgs(engine: ContainerEngine, names: readonly string[]): string[] {
+  return engine === "podman" ? ["rm", "--force", "--time=0", ...names] : ["rm", "--force", ...names];
+}
+
+export function runLabels(runId: string, deployment: string): Record<string, string> {
+  return { [LABEL_RUN_ID]: runId, [LABEL_DEPLOYMENT]: deployment };
+}
