@@ -1,0 +1,224 @@
+// Non-dry runs in real podman containers: real worker processes, the real child and Sandcastle library,
+// the script agent inside the test image, real Redis. What the issue asks of a container run, checked
+// where it can be seen: git (the commit), `ps` on the host, `podman inspect`, the run directory.
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
+import { LABEL_DEPLOYMENT, LABEL_RUN_ID, SECRET_ENV_PATH } from "../../../src/sandcastle/container-args.js";
+import { deploymentLabel } from "../../../src/sandcastle/run-containers.js";
+import { CliProcess, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
+import { engineEnv, giveToAgentUser, gitIn, inspect, podman, runContainerIds, skipContainers, TEST_IMAGE } from "../../helpers/containers.js";
+import { makeGitRepo, RunScope, SECRET_VALUE } from "../../helpers/run-scope.js";
+import { redisUrl } from "../../helpers/scope.js";
+
+const TEMPLATE = resolve(import.meta.dirname, "../../fixtures/sandcastle/container-commit");
+/** Container runs start a container per phase: slower than dry runs on a busy machine. */
+const RUN_TIMEOUT_MS = 120_000;
+
+let s: RunScope;
+let repo: string;
+const made: string[] = [];
+
+beforeEach(() => {
+  s = new RunScope();
+  repo = join(s.dir.path, "repo");
+  makeGitRepo(repo);
+  giveToAgentUser(repo);
+});
+afterEach(async () => {
+  await stopAllCli();
+  // Anything a failed test left: by our labels only.
+  for (const id of podman(["ps", "--all", "--no-trunc", `--filter=label=${LABEL_DEPLOYMENT}=${deployment()}`, "--format={{.ID}}"], { allowFail: true }).split("\n").filter(Boolean)) {
+    podman(["rm", "--force", "--time=0", id], { allowFail: true });
+  }
+  await s.close();
+});
+afterAll(() => {
+  for (const name of made.splice(0)) podman(["rm", "--force", "--time=0", name], { allowFail: true });
+});
+
+const deployment = () => deploymentLabel(s.prefix, { kind: "url", url: redisUrl() });
+
+function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return s.env({ SANDCASTLE_BIN: "", SANDCASTLE_IMAGE: TEST_IMAGE, SANDCASTLE_CONTAINER_MEMORY: "512m", SANDCASTLE_CONTAINER_CPUS: "1", SANDCASTLE_CONTAINER_PIDS: "256", ...engineEnv(), ...extra });
+}
+
+async function startWorker(): Promise<CliProcess> {
+  const w = new CliProcess(["worker"], env());
+  await w.waitForOutput(/workers running/);
+  return w;
+}
+
+function request(patch: Record<string, unknown> = {}, extraEnv: Record<string, string> = {}): Record<string, unknown> {
+  return {
+    ...s.request({ session_id: `ctr-${Math.random().toString(36).slice(2, 8)}`, agent: "script", sandbox: "podman", dry_run: false, prompt_template_dir: TEMPLATE, repo_workdir: repo, branch: "agent/in-container", timeout_minutes: 5, ...patch }),
+    extra_env: extraEnv,
+  };
+}
+
+/** `enqueue --wait` as a process: the run id as soon as it is printed, the result when it exits. */
+async function enqueueWaiting(req: Record<string, unknown>): Promise<{ runId: string; result: () => Promise<SandcastleRunResult> }> {
+  const file = join(s.dir.path, `req-${Math.random().toString(36).slice(2, 8)}.json`);
+  writeFileSync(file, JSON.stringify(req));
+  const p = new CliProcess(["enqueue", "sandcastle-run", "--request", file, "--wait", "--wait-timeout", "300"], env());
+  await p.waitForOutput(/"job_id"/);
+  const runId = (JSON.parse(p.stdout.split("\n")[0]!) as { job_id: string }).job_id;
+  return {
+    runId,
+    result: async () => {
+      const code = await p.waitExit();
+      expect(code, p.stderr).toBe(0);
+      return SandcastleRunResult.parse(lastJsonLine(p.stdout));
+    },
+  };
+}
+
+function worktreeOf(): string | undefined {
+  const dir = join(repo, ".sandcastle", "worktrees");
+  if (!existsSync(dir)) return undefined;
+  const found = readdirSync(dir).map((n) => join(dir, n)).find((p) => existsSync(join(p, ".scq-ready")));
+  return found;
+}
+
+const runDir = (runId: string) => join(s.configDir, `scq-run-${runId}`);
+
+describe.skipIf(skipContainers)("runs in real podman containers", () => {
+  it("a commit made inside the container lands on the branch; no secret on any host argv or in inspect; isolation visible; container and secret file gone after", async () => {
+    await startWorker();
+    const req = request({}, { HOLD: "1" });
+    const run = await enqueueWaiting(req);
+    const worktree = await waitFor(() => worktreeOf() !== undefined, RUN_TIMEOUT_MS, () => "the agent to start in its container").then(() => worktreeOf()!);
+
+    // While the agent runs: the host's process table.
+    const ps = execFileSync("ps", ["-eo", "args"], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+    expect(ps).toContain(run.runId); // the container's processes are there to be seen…
+    expect(ps).not.toContain(SECRET_VALUE); // …and the secret is not
+
+    // The container's config: named after the run, labelled, isolated, no secret anywhere.
+    const info = inspect(run.runId);
+    const raw = JSON.stringify(info);
+    expect(raw).not.toContain(SECRET_VALUE);
+    expect((info.Config.Env as string[]).some((e) => e.startsWith("ANTHROPIC_API_KEY"))).toBe(false);
+    expect(info.Config.Labels).toMatchObject({ [LABEL_RUN_ID]: run.runId, [LABEL_DEPLOYMENT]: deployment() });
+    expect(info.Config.User).toBe("1000:1000");
+    const host = info.HostConfig;
+    expect(host.CapAdd ?? []).toEqual([]);
+    expect(host.CapDrop).toEqual(expect.arrayContaining(["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_SETUID", "CAP_NET_RAW"]));
+    expect(host.SecurityOpt).toContain("no-new-privileges");
+    expect(host.PidsLimit).toBe(256);
+    expect(host.Memory).toBe(512 * 2 ** 20);
+    expect(host.NanoCpus).toBe(1e9);
+    expect(host.Init).toBe(true);
+    expect(host.NetworkMode).toBe("bridge");
+    // Mounts: the worktree and git dir read-write, the template and the secret file read-only, nothing else.
+    const mounts = info.Mounts.map((m) => ({ source: m.Source, destination: m.Destination, rw: m.RW })).sort((a, b) => String(a.destination).localeCompare(String(b.destination)));
+    expect(mounts).toEqual(
+      [
+        { source: worktree, destination: "/home/agent/workspace", rw: true },
+        { source: join(repo, ".git"), destination: join(repo, ".git"), rw: true },
+        { source: TEMPLATE, destination: TEMPLATE, rw: false },
+        { source: join(runDir(run.runId), `${run.runId}.env`), destination: SECRET_ENV_PATH, rw: false },
+      ].sort((a, b) => a.destination.localeCompare(b.destination)),
+    );
+    expect(Object.keys(host.Tmpfs as object)).toEqual(["/home/agent"]);
+
+    writeFileSync(join(worktree, ".scq-release"), "");
+    const result = await run.result();
+    expect(result).toMatchObject({ status: "ok", branch: "agent/in-container", failure_reason: null });
+    expect(result.commits).toHaveLength(1);
+    expect(gitIn(repo, "rev-parse", "agent/in-container")).toBe(result.commits[0]!.sha);
+    const record = gitIn(repo, "show", "agent/in-container:in-container.txt");
+    expect(record).toContain("uid=1000 gid=1000");
+    expect(record).toContain(`secret_length=${SECRET_VALUE.length}`);
+    expect(record).toContain("env_file=present");
+    expect(record).toContain("CapEff:0000000000000000");
+    expect(record).toContain("NoNewPrivs:1");
+
+    expect(runContainerIds(run.runId)).toEqual([]);
+    expect(existsSync(runDir(run.runId))).toBe(false);
+    const logs = await runCli(["logs", String(req.session_id)], env());
+    expect(logs.stdout).toContain("committed in-container.txt");
+    expect(logs.stdout).not.toContain(SECRET_VALUE);
+  });
+
+  it.each([
+    ["timeout", { timeout_minutes: 0.5 }, { status: "timeout", failure_reason: "timeout" }],
+    ["kill switch", {}, { status: "killed", failure_reason: "kill_switch_mid_run" }],
+    ["cancel", { network: "none" }, { status: "killed", failure_reason: "cancelled" }],
+  ] as const)("%s mid-run leaves no container and no secret file", async (how, patch, expected) => {
+    await startWorker();
+    const run = await enqueueWaiting(request(patch, { HOLD: "1" }));
+    // The container exists (and with it the secret file) before the run is stopped.
+    await waitFor(() => runContainerIds(run.runId).length > 0, RUN_TIMEOUT_MS, () => "the run's container");
+    expect(existsSync(join(runDir(run.runId), `${run.runId}.env`))).toBe(true);
+    if (how === "kill switch") {
+      await waitFor(() => worktreeOf() !== undefined, RUN_TIMEOUT_MS, () => "the agent to start");
+      expect((await runCli(["killswitch", "on"], env())).code).toBe(0);
+    }
+    if (how === "cancel") {
+      await waitFor(() => worktreeOf() !== undefined, RUN_TIMEOUT_MS, () => "the agent to start");
+      expect(inspect(run.runId).HostConfig.NetworkMode).toBe("none");
+      const cancel = await runCli(["cancel", run.runId], env());
+      expect(cancel.code, cancel.stderr).toBe(0);
+    }
+    const result = await run.result();
+    expect(result).toMatchObject(expected);
+    expect(runContainerIds(run.runId)).toEqual([]);
+    expect(existsSync(runDir(run.runId))).toBe(false);
+  });
+
+  it("worker and child SIGKILLed mid-run: the container outlives them, and the next worker removes it and the secret file", async () => {
+    const w1 = await startWorker();
+    const queued = await runCli(["enqueue", "sandcastle-run", "--request", "-"], env(), { input: JSON.stringify(request({}, { HOLD: "1" })) });
+    const runId = (JSON.parse(queued.stdout.trim().split("\n")[0]!) as { job_id: string }).job_id;
+    await waitFor(() => worktreeOf() !== undefined, RUN_TIMEOUT_MS, () => "the agent to start");
+    const child = Number(execFileSync("pgrep", ["-f", `scq-run-${runId}/config.json`], { encoding: "utf8" }).trim().split("\n")[0]);
+    await w1.stop("SIGKILL");
+    process.kill(-child, "SIGKILL"); // its whole process group: nothing of ours is left to clean up
+    expect(runContainerIds(runId)).toHaveLength(1);
+    expect(existsSync(join(runDir(runId), `${runId}.env`))).toBe(true);
+
+    await startWorker();
+    await waitFor(() => runContainerIds(runId).length === 0 && !existsSync(runDir(runId)), 30_000, () => "the next worker to remove the container and the run directory");
+    await waitFor(async () => (await s.queue.getJob(runId).then((j) => j?.getState())) === "failed", 20_000, () => "the lost run to be failed");
+  });
+
+  it("a worker's start removes its deployment's containers of runs that are not active, and nothing else", async () => {
+    const start = (name: string, labels: string[]) => {
+      made.push(name);
+      podman(["run", "--detach", `--name=${name}`, ...labels.map((l) => `--label=${l}`), "--network=none", TEST_IMAGE, "sleep", "600"]);
+    };
+    const tag = Math.random().toString(36).slice(2, 8);
+    start(`scq-test-stale-${tag}`, [`${LABEL_RUN_ID}=run-gone-${tag}`, `${LABEL_DEPLOYMENT}=${deployment()}`]);
+    start(`scq-test-other-${tag}`, [`${LABEL_RUN_ID}=run-gone-${tag}`, `${LABEL_DEPLOYMENT}={other}@${redisUrl()}`]);
+    start(`scq-test-plain-${tag}`, []);
+    await startWorker();
+    expect(runContainerIds(`run-gone-${tag}`)).toHaveLength(1);
+    const left = podman(["ps", "--all", "--format={{.Names}}"]).split("\n");
+    expect(left).not.toContain(`scq-test-stale-${tag}`);
+    expect(left).toEqual(expect.arrayContaining([`scq-test-other-${tag}`, `scq-test-plain-${tag}`]));
+  });
+
+  it("a missing image fails the run provider_unavailable, naming the image and how to build it", async () => {
+    await startWorker();
+    const run = await enqueueWaiting(request({ image: "localhost/scq-no-such-image:none" }));
+    const result = await run.result();
+    expect(result).toMatchObject({ status: "failed", failure_reason: "provider_unavailable" });
+    expect(result.message).toContain("localhost/scq-no-such-image:none");
+    expect(result.message).toContain("scripts/build-sandbox-image.sh");
+    expect(runContainerIds(run.runId)).toEqual([]);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)("a repository owned by root is refused: the agent never runs as root", async () => {
+    const rootRepo = join(s.dir.path, "root-repo");
+    makeGitRepo(rootRepo);
+    await startWorker();
+    const run = await enqueueWaiting(request({ repo_workdir: rootRepo }));
+    const result = await run.result();
+    expect(result).toMatchObject({ status: "failed", failure_reason: "provider_unavailable" });
+    expect(result.message).toMatch(/owned by root/);
+    expect(runContainerIds(run.runId)).toEqual([]);
+  });
+});
