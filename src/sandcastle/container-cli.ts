@@ -2,7 +2,7 @@
 // environment — PATH, HOME and the engine's own variables (CONTAINERS_CONF, DOCKER_HOST, …), never a secret.
 import { execFile } from "node:child_process";
 import type { ContainerEngine } from "./contract.js";
-import { findExecutable } from "./executables.js";
+import { findExecutable, isExecutableFile } from "./executables.js";
 
 export interface ContainerCli {
   readonly engine: ContainerEngine;
@@ -16,12 +16,12 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** The binary for `engine`: the override when set, else `docker` / `podman` on PATH; undefined when neither is there. */
+/** The binary for `engine`: the override when set, else `docker` / `podman` on PATH; undefined when it is not there. */
 export function resolveContainerCli(
   engine: ContainerEngine,
   settings: { readonly containerCli: string | null; readonly engineEnv: Readonly<Record<string, string>>; readonly path: string | undefined; readonly home: string | undefined },
 ): ContainerCli | undefined {
-  const path = settings.containerCli ?? findExecutable(engine, settings.path);
+  const path = settings.containerCli !== null ? (isExecutableFile(settings.containerCli) ? settings.containerCli : undefined) : findExecutable(engine, settings.path);
   if (path === undefined) return undefined;
   const env: Record<string, string> = { ...settings.engineEnv };
   if (settings.path !== undefined) env.PATH = settings.path;

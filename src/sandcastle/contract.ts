@@ -71,14 +71,14 @@ export const ImageRef = z
   .max(512, "must be at most 512 characters")
   .regex(/^[A-Za-z0-9][A-Za-z0-9._\/:@-]*$/, "must be an image reference such as localhost/sandcastle-queue-agent:latest (letters, digits, '.', '_', '-', '/', ':', '@')");
 
+const SANDBOX_CHOICES = `must be one of ${SANDBOXES.join(", ")}, or "custom:<name>"`;
+
 const CustomSandbox = z
-  .string()
-  .startsWith(CUSTOM_SANDBOX_PREFIX)
+  .string({ error: SANDBOX_CHOICES })
+  .startsWith(CUSTOM_SANDBOX_PREFIX, { error: SANDBOX_CHOICES })
   .refine((s) => PlainName.safeParse(s.slice(CUSTOM_SANDBOX_PREFIX.length)).success, `a custom sandbox is "custom:<name>" with a plain name: letters, digits, '.', '_', '-' (no '/', no '..')`);
 
-export const SandboxField = z.union([z.enum(SANDBOXES), CustomSandbox], {
-  error: `must be one of ${SANDBOXES.join(", ")}, or "custom:<name>"`,
-});
+export const SandboxField = z.union([z.enum(SANDBOXES), CustomSandbox], { error: SANDBOX_CHOICES });
 export type SandboxField = z.infer<typeof SandboxField>;
 
 export const SessionId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "must be 1-128 letters, digits, '.', '_', '-'");

@@ -6,12 +6,16 @@ export function findExecutable(name: string, pathValue: string | undefined): str
   for (const dir of (pathValue ?? "").split(delimiter)) {
     if (dir.length === 0) continue;
     const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // not here
-    }
+    if (isExecutableFile(candidate)) return candidate;
   }
   return undefined;
+}
+
+export function isExecutableFile(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }

@@ -55,7 +55,14 @@ function settingsFor(name: SandboxName, site: SandboxSite): SandboxSettings {
 
 function cliFor(engine: ContainerEngine, settings: SandboxSettings): ContainerCli {
   const cli = resolveContainerCli(engine, { containerCli: settings.container_cli, engineEnv: settings.engine_env, path: process.env.PATH, home: process.env.HOME });
-  if (cli === undefined) throw new RunFailure("provider_unavailable", `sandbox "${engine}" needs the \`${engine}\` CLI, which is not on PATH (or set SANDCASTLE_CONTAINER_CLI)`);
+  if (cli === undefined) {
+    throw new RunFailure(
+      "provider_unavailable",
+      settings.container_cli !== null
+        ? `sandbox "${engine}": SANDCASTLE_CONTAINER_CLI (${settings.container_cli}) is not an executable file`
+        : `sandbox "${engine}" needs the \`${engine}\` CLI, which is not on PATH (or set SANDCASTLE_CONTAINER_CLI)`,
+    );
+  }
   return cli;
 }
 

@@ -60,4 +60,22 @@ describe("config", () => {
   it("treats empty variables as unset", () => {
     expect(loadConfig({ PORT: "", REDIS_URL: "" }).PORT).toBe(3000);
   });
+
+  it("container settings: defaults, the engine's own variables, and clear refusals", () => {
+    const c = loadConfig({});
+    expect(c.SANDCASTLE_IMAGE).toBe("localhost/sandcastle-queue-agent:latest");
+    expect([c.SANDCASTLE_CONTAINER_MEMORY, c.SANDCASTLE_CONTAINER_CPUS, c.SANDCASTLE_CONTAINER_PIDS]).toEqual(["4g", 2, 1024]);
+    expect(c.SANDCASTLE_CONTAINER_CLI).toBeUndefined();
+    expect(c.engineEnv).toEqual({});
+    const set = loadConfig({ CONTAINERS_CONF: "/etc/scq/containers.conf", DOCKER_HOST: "unix:///run/docker.sock", SANDCASTLE_CONTAINER_CPUS: "1.5", UNRELATED: "x" });
+    expect(set.engineEnv).toEqual({ CONTAINERS_CONF: "/etc/scq/containers.conf", DOCKER_HOST: "unix:///run/docker.sock" });
+    expect(set.SANDCASTLE_CONTAINER_CPUS).toBe(1.5);
+    const cases: Array<[NodeJS.ProcessEnv, RegExp]> = [
+      [{ SANDCASTLE_IMAGE: "--privileged" }, /^SANDCASTLE_IMAGE: must be an image reference/],
+      [{ SANDCASTLE_CONTAINER_MEMORY: "lots" }, /^SANDCASTLE_CONTAINER_MEMORY: takes a size such as 4g/],
+      [{ SANDCASTLE_CONTAINER_CPUS: "0" }, /^SANDCASTLE_CONTAINER_CPUS: takes a number > 0/],
+      [{ SANDCASTLE_CONTAINER_PIDS: "8" }, /^SANDCASTLE_CONTAINER_PIDS: takes a number ≥ 16/],
+    ];
+    for (const [env, pattern] of cases) expect(problemsOf(env)).toEqual([expect.stringMatching(pattern)]);
+  });
 });

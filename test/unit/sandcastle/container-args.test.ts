@@ -1,0 +1,175 @@
+// The argv of our containers for both CLIs, without an engine. Docker's argv is also handed to the real
+// docker CLI pointed at a socket that does not exist: the CLI parses and checks every flag and value
+// before it connects, so "cannot connect" proves the argv is one docker accepts.
+import { spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import {
+  execArgs,
+  imageExistsArgs,
+  isolationArgs,
+  listArgs,
+  mountArg,
+  parseRunIds,
+  removeArgs,
+  runArgs,
+  runIdsArgs,
+  SECRET_ENV_PATH,
+  withSecretEnv,
+  type IsolationOptions,
+  type RunSpec,
+} from "../../../src/sandcastle/container-args.js";
+
+const LIMITS = { memory: "4g", cpus: 2, pids: 1024 };
+const base: IsolationOptions = { engine: "podman", user: { uid: 1000, gid: 1001 }, limits: LIMITS, network: "default", rootless: false };
+
+function spec(patch: Partial<RunSpec> = {}): RunSpec {
+  return {
+    ...base,
+    name: "run-0b6f",
+    image: "localhost/sandcastle-queue-agent:latest",
+    labels: { "io.sandcastle-queue.run-id": "run-0b6f", "io.sandcastle-queue.deployment": "{scq}@redis://127.0.0.1:6379/" },
+    mounts: [
+      { hostPath: "/repo/.sandcastle/worktrees/a", sandboxPath: "/home/agent/workspace" },
+      { hostPath: "/repo/.git", sandboxPath: "/repo/.git" },
+      { hostPath: "/templates/t", sandboxPath: "/templates/t", readonly: true },
+      { hostPath: "/dev/shm/scq-run-run-0b6f/run-0b6f.env", sandboxPath: SECRET_ENV_PATH, readonly: true },
+    ],
+    workdir: "/home/agent/workspace",
+    command: ["sleep", "infinity"],
+    ...patch,
+  };
+}
+
+describe("isolation flags", () => {
+  it("podman (rootful): every isolation flag, the bridge network, the repository owner's uid/gid", () => {
+    expect(isolationArgs(base)).toEqual([
+      "--cap-drop=ALL",
+      "--security-opt=no-new-privileges",
+      "--pids-limit=1024",
+      "--memory=4g",
+      "--cpus=2",
+      "--user=1000:1001",
+      "--init",
+      "--network=bridge",
+      "--tmpfs=/home/agent:rw,exec,nosuid,nodev,mode=1777",
+    ]);
+  });
+
+  it("docker: the same flags (the binary is the only difference)", () => {
+    expect(isolationArgs({ ...base, engine: "docker" })).toEqual(isolationArgs(base));
+  });
+
+  it("podman run by a normal user: keep-id maps the host uid into the container, slirp4netns networking", () => {
+    const args = isolationArgs({ ...base, rootless: true });
+    expect(args).toContain("--userns=keep-id");
+    expect(args).toContain("--network=slirp4netns");
+    // rootless has no meaning for docker here: the daemon owns the namespaces
+    expect(isolationArgs({ ...base, engine: "docker", rootless: true })).not.toContain("--userns=keep-id");
+  });
+
+  it('network "none" when asked; never the host network, never privileged', () => {
+    for (const engine of ["docker", "podman"] as const) {
+      for (const rootless of [false, true]) {
+        expect(isolationArgs({ ...base, engine, rootless, network: "none" })).toContain("--network=none");
+        for (const network of ["default", "none"] as const) {
+          const args = isolationArgs({ ...base, engine, rootless, network }).join(" ");
+          expect(args).not.toMatch(/--network=host|--net=host|--privileged|--cap-add|--pid=host|--ipc=host|--userns=host/);
+        }
+      }
+    }
+  });
+
+  it("limits are the settings given", () => {
+    const args = isolationArgs({ ...base, limits: { memory: "512m", cpus: 1.5, pids: 64 } });
+    expect(args).toEqual(expect.arrayContaining(["--memory=512m", "--cpus=1.5", "--pids-limit=64"]));
+  });
+});
+
+describe("run, exec and housekeeping argv", () => {
+  it("run: name, labels, isolation, mounts (template and secret file read-only), workdir, entrypoint, image, command", () => {
+    expect(runArgs(spec())).toEqual([
+      "run",
+      "--detach",
+      "--name=run-0b6f",
+      "--label=io.sandcastle-queue.run-id=run-0b6f",
+      "--label=io.sandcastle-queue.deployment={scq}@redis://127.0.0.1:6379/",
+      ...isolationArgs(base),
+      "--mount=type=bind,source=/repo/.sandcastle/worktrees/a,target=/home/agent/workspace",
+      "--mount=type=bind,source=/repo/.git,target=/repo/.git",
+      "--mount=type=bind,source=/templates/t,target=/templates/t,readonly",
+      `--mount=type=bind,source=/dev/shm/scq-run-run-0b6f/run-0b6f.env,target=${SECRET_ENV_PATH},readonly`,
+      "--workdir=/home/agent/workspace",
+      "--entrypoint=sleep",
+      "localhost/sandcastle-queue-agent:latest",
+      "infinity",
+    ]);
+  });
+
+  it("no argv ever carries an environment variable", () => {
+    const all = [...runArgs(spec()), ...runArgs(spec({ engine: "docker" })), ...execArgs("run-0b6f", "claude -p", { stdin: true, cwd: "/w" })];
+    expect(all.filter((a) => /^(-e|--env|--env-file)(=|$)/.test(a))).toEqual([]);
+  });
+
+  it("a path holding a comma cannot be mounted (it would end the --mount field)", () => {
+    expect(() => mountArg({ hostPath: "/a,b", sandboxPath: "/x" })).toThrow(/','/);
+  });
+
+  it("exec: the command runs after the secret env file is sourced; stdin and cwd when asked", () => {
+    expect(execArgs("run-0b6f", "git status", {})).toEqual(["exec", "run-0b6f", "sh", "-c", `. ${SECRET_ENV_PATH} || exit 125\ngit status`]);
+    expect(execArgs("run-0b6f", "x", { stdin: true, cwd: "/home/agent/workspace" }).slice(0, 4)).toEqual(["exec", "--interactive", "--workdir=/home/agent/workspace", "run-0b6f"]);
+  });
+
+  it("the secret env prefix runs in sh: the file's exports reach the command, a missing file stops it", () => {
+    const missing = spawnSync("sh", ["-c", withSecretEnv("echo reached")], { encoding: "utf8" });
+    expect(missing.stdout).not.toContain("reached");
+    expect(missing.status).not.toBe(0);
+  });
+
+  it("podman removes at once (--time=0); docker's rm --force kills at once already", () => {
+    expect(removeArgs("podman", ["a", "b"])).toEqual(["rm", "--force", "--time=0", "a", "b"]);
+    expect(removeArgs("docker", ["a"])).toEqual(["rm", "--force", "a"]);
+    expect(imageExistsArgs("podman", "img")).toEqual(["image", "exists", "img"]);
+    expect(imageExistsArgs("docker", "img")).toEqual(["image", "inspect", "--format={{.Id}}", "img"]);
+  });
+
+  it("listing filters by the deployment label (and the run id); inspect output parses to run ids", () => {
+    expect(listArgs("{scq}@x")).toEqual(["ps", "--all", "--no-trunc", "--filter=label=io.sandcastle-queue.deployment={scq}@x", "--format={{.ID}}"]);
+    expect(listArgs("{scq}@x", "run-1")).toContain("--filter=label=io.sandcastle-queue.run-id=run-1");
+    expect(runIdsArgs(["a", "b"])).toEqual(["inspect", '--format={{.Id}}\t{{index .Config.Labels "io.sandcastle-queue.run-id"}}', "a", "b"]);
+    expect(parseRunIds("abc\trun-1\n\ndef\trun-2\n")).toEqual([
+      { id: "abc", runId: "run-1" },
+      { id: "def", runId: "run-2" },
+    ]);
+  });
+});
+
+const dockerCli = spawnSync("sh", ["-c", "command -v docker"], { encoding: "utf8" }).stdout.trim();
+const requireDocker = process.env.SCQ_TEST_CONTAINERS === "require";
+
+describe.skipIf(dockerCli === "" && !requireDocker)("docker's own CLI accepts our argv (no engine: a socket that does not exist)", () => {
+  const docker = (args: string[]) => spawnSync(dockerCli || "docker", args, { encoding: "utf8", env: { PATH: process.env.PATH, HOME: process.env.HOME, DOCKER_HOST: "unix:///nonexistent/scq-test-docker.sock" } });
+  const accepted = (args: string[]) => {
+    const out = docker(args);
+    return { ok: /Cannot connect to the Docker daemon/.test(out.stderr), stderr: out.stderr.trim().split("\n")[0] };
+  };
+
+  it("run, exec, rm, ps, inspect, image inspect: parsed, then the connection fails", () => {
+    for (const network of ["default", "none"] as const) {
+      expect(accepted(runArgs(spec({ engine: "docker", network })))).toEqual({ ok: true, stderr: expect.any(String) });
+    }
+    for (const args of [
+      execArgs("run-0b6f", "claude -p", { stdin: true, cwd: "/home/agent/workspace" }),
+      removeArgs("docker", ["run-0b6f", "run-0b6f-2"]),
+      listArgs("{scq}@redis://127.0.0.1:6379/", "run-0b6f"),
+      runIdsArgs(["run-0b6f"]),
+      imageExistsArgs("docker", "localhost/sandcastle-queue-agent:latest"),
+    ]) {
+      expect(accepted(args), args.join(" ")).toEqual({ ok: true, stderr: expect.any(String) });
+    }
+  });
+
+  it("the check can fail: a bad flag or value is refused before any connection", () => {
+    expect(accepted([...runArgs(spec({ engine: "docker" })).slice(0, 2), "--bogus-flag", "img"]).ok).toBe(false);
+    expect(accepted(runArgs(spec({ engine: "docker", limits: { ...LIMITS, memory: "lots" } }))).ok).toBe(false);
+  });
+});

@@ -1,0 +1,39 @@
+// The request fields of container runs: sandbox (built-ins and custom:<name>), image, network.
+import { describe, expect, it } from "vitest";
+import { effectiveSandbox, SandcastleRunRequest } from "../../../src/sandcastle/contract.js";
+
+const base = { session_id: "s", prompt_template_dir: "/t", branch: "agent/x", repo_workdir: "/r", env_manifest_name: "m" };
+const issues = (input: object) => {
+  const parsed = SandcastleRunRequest.safeParse({ ...base, ...input });
+  return parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+};
+
+describe("sandcastle-run request: sandbox, image, network", () => {
+  it("defaults: docker, the settings' image, the default network", () => {
+    const r = SandcastleRunRequest.parse(base);
+    expect([r.sandbox, r.image, r.network]).toEqual(["docker", undefined, "default"]);
+  });
+
+  it("takes custom:<name> with a plain name, and refuses anything else, naming the field", () => {
+    expect(issues({ sandbox: "custom:local-process", dry_run: true })).toEqual([]);
+    expect(issues({ sandbox: "custom:../x" })).toEqual([expect.stringMatching(/^sandbox: /)]);
+    expect(issues({ sandbox: "custom:a/b" })).toEqual([expect.stringMatching(/^sandbox: /)]);
+    expect(issues({ sandbox: "custom:" })).toEqual([expect.stringMatching(/^sandbox: /)]);
+    expect(issues({ sandbox: "kubernetes" })).toEqual([expect.stringMatching(/^sandbox: .*"custom:<name>"/)]);
+  });
+
+  it("image must be a reference, never an option; network is default or none", () => {
+    expect(issues({ image: "localhost/agent:1" })).toEqual([]);
+    expect(issues({ image: "registry.example:5000/a/b@sha256:0123" })).toEqual([]);
+    expect(issues({ image: "--privileged" })).toEqual([expect.stringMatching(/^image: must be an image reference/)]);
+    expect(issues({ image: "a b" })).toEqual([expect.stringMatching(/^image: /)]);
+    expect(issues({ network: "none" })).toEqual([]);
+    expect(issues({ network: "host" })).toEqual([expect.stringMatching(/^network: /)]);
+  });
+
+  it("dry_run forces noSandbox for the built-ins; a custom provider is used as named, dry or not", () => {
+    expect(effectiveSandbox({ sandbox: "podman", dry_run: true })).toBe("noSandbox");
+    expect(effectiveSandbox({ sandbox: "podman", dry_run: false })).toBe("podman");
+    expect(effectiveSandbox({ sandbox: "custom:p", dry_run: true })).toBe("custom:p");
+  });
+});
