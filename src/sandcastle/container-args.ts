@@ -100,6 +100,19 @@ export function withSecretEnv(command: string): string {
   return `. ${SECRET_ENV_PATH} || exit 125\n${command}`;
 }
 
+/**
+ * Files in and out go through `exec … cat`, not `cp`: docker's cp cannot reach tmpfs mounts (the home,
+ * where agents keep their sessions), and the copy is made as the container's user. The path is an
+ * argument, never part of the script.
+ */
+export function copyOutArgs(name: string, sandboxPath: string): string[] {
+  return ["exec", name, "sh", "-c", 'exec cat -- "$1"', "sh", sandboxPath];
+}
+
+export function copyInArgs(name: string, sandboxPath: string): string[] {
+  return ["exec", "--interactive", name, "sh", "-c", 'mkdir -p -- "$(dirname -- "$1")" && exec cat > "$1"', "sh", sandboxPath];
+}
+
 export function imageExistsArgs(engine: ContainerEngine, image: string): string[] {
   return engine === "podman" ? ["image", "exists", image] : ["image", "inspect", "--format={{.Id}}", image];
 }

@@ -11,17 +11,19 @@
 // close() removes the container and its file; dispose() does the same synchronously for whatever a
 // stopping child still has open; the worker removes by label whatever a killed child left (run-containers.ts).
 import { execFileSync, spawn } from "node:child_process";
-import { rmSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { createReadStream, createWriteStream, rmSync } from "node:fs";
+import { mkdir, rm } from "node:fs/promises";
 import { constants } from "node:os";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
+import { pipeline } from "node:stream/promises";
 import { createBindMountSandboxProvider, type BindMountCreateOptions, type BindMountSandboxHandle, type BindMountSandboxProvider, type ExecResult } from "@ai-hero/sandcastle";
 import type { ContainerLimits } from "../contract.js";
 import { firstLine, runContainerCli, type ContainerCli } from "../container-cli.js";
-import { execArgs, removeArgs, runArgs, runLabels, SANDBOX_HOME, SECRET_ENV_PATH, type BindMount, type ContainerUser } from "../container-args.js";
+import { copyInArgs, copyOutArgs, execArgs, removeArgs, runArgs, runLabels, SANDBOX_HOME, SECRET_ENV_PATH, type BindMount, type ContainerUser } from "../container-args.js";
 import { handBack } from "./container-user.js";
 import { removeEnvFile, writeEnvFile } from "./env-file.js";
+import { messageOf } from "./run-failure.js";
 
 /** Sandcastle's own default: where the worktree appears when its mounts do not say. */
 const DEFAULT_WORKTREE_PATH = `${SANDBOX_HOME}/workspace`;
@@ -141,10 +143,10 @@ export class ContainerSandbox {
     return {
       worktreePath,
       exec: (command, execOpts) => this.exec(name, command, execOpts),
-      copyFileIn: async (hostPath, sandboxPath) => this.copy(hostPath, `${name}:${sandboxPath}`),
+      copyFileIn: (hostPath, sandboxPath) => this.copy(copyInArgs(name, sandboxPath), { from: hostPath }),
       copyFileOut: async (sandboxPath, hostPath) => {
         await mkdir(dirname(hostPath), { recursive: true });
-        await this.copy(`${name}:${sandboxPath}`, hostPath);
+        await this.copy(copyOutArgs(name, sandboxPath), { to: hostPath });
       },
       close: async () => {
         const rm = await runContainerCli(cli, removeArgs(cli.engine, [name]), 60_000);
@@ -162,9 +164,25 @@ export class ContainerSandbox {
     if (file !== undefined) await removeEnvFile(file);
   }
 
-  private async copy(from: string, to: string): Promise<void> {
-    const out = await runContainerCli(this.opts.cli, ["cp", from, to]);
-    if (out.code !== 0) throw new Error(`${this.opts.cli.engine} cp failed: ${firstLine(out.stderr)}`);
+  /** One file through an exec's stdin or stdout, streamed (binary-safe, any size). */
+  private copy(args: string[], file: { from: string } | { to: string }): Promise<void> {
+    const cli = this.opts.cli;
+    return new Promise((resolve, reject) => {
+      const proc = spawn(cli.path, args, { env: { ...cli.env }, stdio: ["from" in file ? "pipe" : "ignore", "to" in file ? "pipe" : "ignore", "pipe"] });
+      const stderr = new TextTail(4096);
+      proc.stderr!.setEncoding("utf8").on("data", (chunk: string) => stderr.push(chunk));
+      const streamed =
+        "from" in file ? pipeline(createReadStream(file.from), proc.stdin!) : pipeline(proc.stdout!, createWriteStream(file.to, { mode: 0o600 }));
+      const exited = new Promise<number | null>((r) => proc.once("close", (code) => r(code)));
+      proc.once("error", (error) => reject(new Error(`${cli.engine} exec failed: ${error.message}`)));
+      void Promise.allSettled([streamed, exited]).then(async ([s, e]) => {
+        const code = e.status === "fulfilled" ? e.value : null;
+        if (code === 0 && s.status === "fulfilled") return resolve();
+        if ("to" in file) await rm(file.to, { force: true });
+        const why = firstLine(stderr.toString()) || (s.status === "rejected" ? messageOf(s.reason) : `exit ${code}`);
+        reject(new Error(`copying ${"from" in file ? `${file.from} into` : "out of"} the container failed: ${why}`));
+      });
+    });
   }
 
   private exec(name: string, command: string, opts: { onLine?: (line: string) => void; cwd?: string; sudo?: boolean; stdin?: string } = {}): Promise<ExecResult> {

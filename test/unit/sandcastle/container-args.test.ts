@@ -4,6 +4,8 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import {
+  copyInArgs,
+  copyOutArgs,
   execArgs,
   imageExistsArgs,
   isolationArgs,
@@ -125,6 +127,12 @@ describe("run, exec and housekeeping argv", () => {
     expect(missing.status).not.toBe(0);
   });
 
+  it("files in and out: the path is an argument of a fixed script, never part of it", () => {
+    const path = `/home/agent/it's; rm -rf /`;
+    expect(copyOutArgs("run-0b6f", path)).toEqual(["exec", "run-0b6f", "sh", "-c", 'exec cat -- "$1"', "sh", path]);
+    expect(copyInArgs("run-0b6f", path)).toEqual(["exec", "--interactive", "run-0b6f", "sh", "-c", 'mkdir -p -- "$(dirname -- "$1")" && exec cat > "$1"', "sh", path]);
+  });
+
   it("podman removes at once (--time=0); docker's rm --force kills at once already", () => {
     expect(removeArgs("podman", ["a", "b"])).toEqual(["rm", "--force", "--time=0", "a", "b"]);
     expect(removeArgs("docker", ["a"])).toEqual(["rm", "--force", "a"]);
@@ -153,12 +161,14 @@ describe.skipIf(dockerCli === "" && !requireDocker)("docker's own CLI accepts ou
     return { ok: /Cannot connect to the Docker daemon/.test(out.stderr), stderr: out.stderr.trim().split("\n")[0] };
   };
 
-  it("run, exec, rm, ps, inspect, image inspect: parsed, then the connection fails", () => {
+  it("run, exec, copies, rm, ps, inspect, image inspect: parsed, then the connection fails", () => {
     for (const network of ["default", "none"] as const) {
       expect(accepted(runArgs(spec({ engine: "docker", network })))).toEqual({ ok: true, stderr: expect.any(String) });
     }
     for (const args of [
       execArgs("run-0b6f", "claude -p", { stdin: true, cwd: "/home/agent/workspace" }),
+      copyInArgs("run-0b6f", "/home/agent/.claude/s.jsonl"),
+      copyOutArgs("run-0b6f", "/home/agent/.claude/s.jsonl"),
       removeArgs("docker", ["run-0b6f", "run-0b6f-2"]),
       listArgs("{scq}@redis://127.0.0.1:6379/", "run-0b6f"),
       runIdsArgs(["run-0b6f"]),
