@@ -64,7 +64,6 @@ export const EnvVarName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be 
 /** The seed's secret-name shape; such names never travel in job data. */
 export const SECRET_SHAPED_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$/i;
 
-/** Session ids become Redis key parts and file names: keep them plain. */
 /** An image reference as docker and podman take it (`localhost/name:tag`, `registry:5000/a/b@sha256:…`); never an option. */
 export const ImageRef = z
   .string()
@@ -81,6 +80,7 @@ const CustomSandbox = z
 export const SandboxField = z.union([z.enum(SANDBOXES), CustomSandbox], { error: SANDBOX_CHOICES });
 export type SandboxField = z.infer<typeof SandboxField>;
 
+/** Session ids become Redis key parts and file names: keep them plain. */
 export const SessionId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "must be 1-128 letters, digits, '.', '_', '-'");
 
 export const SandcastleRunRequest = z

@@ -11,6 +11,7 @@
 // then kills the whole process group (this process included) so no agent outlives its worker.
 //
 // The child never pushes: commits stay on request.branch in repo_workdir (dry_run also forces noSandbox).
+import { dirname } from "node:path";
 import type { RunBase } from "./commits.js";
 import { commitsAdded, commitsAddedSync, recordBase } from "./commits.js";
 import { loadChildConfig } from "./child-config.js";
@@ -26,7 +27,6 @@ import { checkBranchNotCheckedOut, checkRepository, excludeSandcastleDir } from 
 import { buildSandbox, checkSandboxAvailable, runsOnHost, type SandboxChoice } from "./sandboxes.js";
 import { effectiveSandbox } from "../contract.js";
 import { trustRepositoryOwner } from "./container-user.js";
-import { dirname } from "node:path";
 import { runSingle } from "./single-run.js";
 import { releaseStdin, watchStdin } from "./stdin-watchdog.js";
 import { releaseAllLocks } from "./lock-files.js";
