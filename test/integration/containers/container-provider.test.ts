@@ -47,7 +47,7 @@ async function open(sandbox: ContainerSandbox, worktree: string, env: Record<str
   return provider.create({ worktreePath: worktree, hostRepoPath: worktree, mounts: [{ hostPath: worktree, sandboxPath: "/home/agent/workspace" }], env });
 }
 
-describe.skipIf(skipContainers)("container provider handle (real podman)", () => {
+describe.skipIf(skipContainers)("container provider handle (real podman)", { timeout: 180_000 }, () => {
   it("exec streams lines, takes stdin and cwd, sees the env only through the sourced file", async () => {
     const runId = `run-provider-${Math.random().toString(36).slice(2, 8)}`;
     const { sandbox, worktree } = setup(runId);

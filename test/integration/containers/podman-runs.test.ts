@@ -15,7 +15,7 @@ import { redisUrl } from "../../helpers/scope.js";
 
 const TEMPLATE = resolve(import.meta.dirname, "../../fixtures/sandcastle/container-commit");
 /** Container runs start a container per phase: slower than dry runs on a busy machine. */
-const RUN_TIMEOUT_MS = 120_000;
+const RUN_TIMEOUT_MS = 150_000;
 
 let s: RunScope;
 let repo: string;
@@ -47,7 +47,7 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 async function startWorker(): Promise<CliProcess> {
   const w = new CliProcess(["worker"], env());
-  await w.waitForOutput(/workers running/);
+  await w.waitForOutput(/workers running/, 60_000);
   return w;
 }
 
@@ -63,7 +63,7 @@ async function enqueueWaiting(req: Record<string, unknown>): Promise<{ runId: st
   const file = join(s.dir.path, `req-${Math.random().toString(36).slice(2, 8)}.json`);
   writeFileSync(file, JSON.stringify(req));
   const p = new CliProcess(["enqueue", "sandcastle-run", "--request", file, "--wait", "--wait-timeout", "300"], env());
-  await p.waitForOutput(/"job_id"/);
+  await p.waitForOutput(/"job_id"/, 60_000);
   const runId = (JSON.parse(p.stdout.split("\n")[0]!) as { job_id: string }).job_id;
   return {
     runId,
@@ -84,7 +84,8 @@ function worktreeOf(): string | undefined {
 
 const runDir = (runId: string) => join(s.configDir, `scq-run-${runId}`);
 
-describe.skipIf(skipContainers)("runs in real podman containers", () => {
+// A container run is several engine calls per phase (~0.3-1.5 s each on a loaded 2-core machine).
+describe.skipIf(skipContainers)("runs in real podman containers", { timeout: 300_000 }, () => {
   it("a commit made inside the container lands on the branch; no secret on any host argv or in inspect; isolation visible; container and secret file gone after", async () => {
     await startWorker();
     const req = request({}, { HOLD: "1" });
@@ -181,8 +182,8 @@ describe.skipIf(skipContainers)("runs in real podman containers", () => {
     expect(existsSync(join(runDir(runId), `${runId}.env`))).toBe(true);
 
     await startWorker();
-    await waitFor(() => runContainerIds(runId).length === 0 && !existsSync(runDir(runId)), 30_000, () => "the next worker to remove the container and the run directory");
-    await waitFor(async () => (await s.queue.getJob(runId).then((j) => j?.getState())) === "failed", 20_000, () => "the lost run to be failed");
+    await waitFor(() => runContainerIds(runId).length === 0 && !existsSync(runDir(runId)), 60_000, () => "the next worker to remove the container and the run directory");
+    await waitFor(async () => (await s.queue.getJob(runId).then((j) => j?.getState())) === "failed", 60_000, () => "the lost run to be failed");
   });
 
   it("a worker's start removes its deployment's containers of runs that are not active, and nothing else", async () => {

@@ -22,7 +22,7 @@ beforeEach(async () => {
   home = join(s.dir.path, "home");
   mkdirSync(home);
   const w = new CliProcess(["worker"], env());
-  await w.waitForOutput(/workers running/);
+  await w.waitForOutput(/workers running/, 60_000);
 });
 afterEach(async () => {
   await stopAllCli();
@@ -39,7 +39,7 @@ async function runWait(request: object): Promise<{ code: number | null; stderr: 
   return { code: res.code, stderr: res.stderr, result: parsed.success ? parsed.data : null };
 }
 
-describe("custom sandbox providers", () => {
+describe("custom sandbox providers", { timeout: 120_000 }, () => {
   it("custom:local-process (the seed's bind-mount example) runs a dry run end to end: ok, the commit on the branch", async () => {
     const out = await runWait(s.request({ session_id: "custom-1", sandbox: "custom:local-process", prompt_template_dir: COMMIT_FILE, repo_workdir: repo, branch: "agent/custom-1" }));
     expect(out.code, out.stderr).toBe(0);
