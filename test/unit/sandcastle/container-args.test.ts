@@ -20,6 +20,7 @@ import {
   type IsolationOptions,
   type RunSpec,
 } from "../../../src/sandcastle/container-args.js";
+import { deploymentLabel } from "../../../src/sandcastle/run-containers.js";
 
 const LIMITS = { memory: "4g", cpus: 2, pids: 1024 };
 const base: IsolationOptions = { engine: "podman", user: { uid: 1000, gid: 1001 }, limits: LIMITS, network: "default", rootless: false };
@@ -138,6 +139,11 @@ describe("run, exec and housekeeping argv", () => {
     expect(removeArgs("docker", ["a"])).toEqual(["rm", "--force", "a"]);
     expect(imageExistsArgs("podman", "img")).toEqual(["image", "exists", "img"]);
     expect(imageExistsArgs("docker", "img")).toEqual(["image", "inspect", "--format={{.Id}}", "img"]);
+  });
+
+  it("the deployment label names the key prefix and Redis, never Redis's password", () => {
+    expect(deploymentLabel("{scq}", { kind: "url", url: "redis://:hunter2-password@10.0.0.5:6380/2" })).toBe("{scq}@redis://:***@10.0.0.5:6380/2");
+    expect(deploymentLabel("{scq}", { kind: "socket", path: "/srv/scq/.data/redis/redis.sock" })).toBe("{scq}@unix:///srv/scq/.data/redis/redis.sock");
   });
 
   it("listing filters by the deployment label (and the run id); inspect output parses to run ids", () => {
