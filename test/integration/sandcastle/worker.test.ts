@@ -141,7 +141,7 @@ describe("sandcastle-run worker", () => {
     const runId = readdirSync(s.outDir).find((f) => f.startsWith("started-"))!.slice("started-".length);
     const cancel = await runCli(["cancel", runId], s.env());
     expect(cancel.code, cancel.stderr).toBe(0);
-    expect(lastJsonLine(cancel.stdout)).toMatchObject({ outcome: "stopped", state: "completed" });
+    expect(lastJsonLine(cancel.stdout)).toMatchObject({ outcome: "stopped", state: "failed", result: { status: "killed", failure_reason: "cancelled" } });
     const out = await pending;
     expect(out.result).toMatchObject({ status: "killed", failure_reason: "cancelled" });
     expect(s.auditRows().at(-1)).toMatchObject({ failure_reason: "cancelled", requested_by: expect.stringMatching(/^cli:/) });
