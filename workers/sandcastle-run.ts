@@ -97,7 +97,10 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
     if (result.status === "ok") return result;
     // A run that did not end ok is a failed job (ADR 0007): the result waits beside it for --wait and the API.
     await storeRunResult(deps.redis, deps.queues.sandcastleRun, result);
-    throw new UnrecoverableError(failedRunReason(result));
+    const failure = new UnrecoverableError(failedRunReason(result));
+    // The board shows the stack: our processor's frames say nothing about why a run failed.
+    failure.stack = `${failure.name}: ${failure.message}`;
+    throw failure;
   };
 
   return {

@@ -16,7 +16,7 @@ import type { Logger } from "../log.js";
 import { describeTarget, type RedisTarget } from "../redis/target.js";
 import type { RunSlots } from "../sandcastle/run-slots.js";
 import { API_PATH, apiRouter } from "./api.js";
-import { authenticate, authOf, sameOriginWrites, SessionStore, type Tokens } from "./auth.js";
+import { authenticate, authOf, requireAdmin, sameOriginWrites, SessionStore, type Tokens } from "./auth.js";
 import { checkHost, isLoopback } from "./host-check.js";
 import { LOGIN_PATH, loginRouter } from "./login.js";
 import { METRICS_PATH, ServiceMetrics } from "./metrics.js";
@@ -97,7 +97,11 @@ export function createApp(deps: HttpDeps, metrics: ServiceMetrics): Express {
   // Viewers get a read-only board whatever SCQ_BOARD_READ_ONLY says; admins get what it says.
   const readOnlyBoard = boardRouter(deps.queues, true);
   const adminBoard = deps.boardReadOnly ? readOnlyBoard : boardRouter(deps.queues, false);
-  app.use(BOARD_PATH, (req: Request, res: Response, next) => (authOf(res).role === "admin" ? adminBoard : readOnlyBoard)(req, res, next));
+  app.use(BOARD_PATH, (req: Request, res: Response, next) => {
+    if (authOf(res).role === "admin") return adminBoard(req, res, next);
+    if (req.method !== "GET" && req.method !== "HEAD") return requireAdmin(req, res, next);
+    return readOnlyBoard(req, res, next);
+  });
 
   const sessionLogs = sessionEventsHandler({ target: deps.target, redis: deps.redis, prefix: deps.prefix, maxClients: deps.sseMaxClients, log: deps.log });
   app.use(
