@@ -34,7 +34,11 @@ export async function cancelRun(deps: CancelDeps, runId: string, by: string): Pr
   const job = await queue.getJob(runId);
   if (!job) return { run_id: runId, outcome: "not_found" };
   const state = await job.getState();
-  if (state === "completed" || state === "failed") return { run_id: runId, outcome: "already_finished", state, result: await readRunResult(deps.redis, queue, job) };
+  if (state === "completed" || state === "failed") {
+    // Read again: it may have finished between the read above and its state.
+    const finished = (await queue.getJob(runId)) ?? job;
+    return { run_id: runId, outcome: "already_finished", state, result: await readRunResult(deps.redis, queue, finished) };
+  }
   if (WAITING_STATES.has(state)) {
     try {
       await job.remove();
@@ -51,8 +55,8 @@ export async function cancelRun(deps: CancelDeps, runId: string, by: string): Pr
   const heard = await publishCancel(deps.redis, deps.prefix, runId, by);
   const deadline = Date.now() + (deps.waitForStopMs ?? DEFAULT_WAIT_FOR_STOP_MS);
   while (Date.now() < deadline) {
-    const done = await queue.getJob(runId);
-    const s = done ? await done.getState() : "unknown";
+    const s = await queue.getJobState(runId);
+    const done = s === "completed" || s === "failed" ? await queue.getJob(runId) : undefined;
     if (done && (s === "completed" || s === "failed")) return { run_id: runId, outcome: "stopped", state: s, result: await readRunResult(deps.redis, queue, done) };
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -30,7 +30,12 @@ export async function waitForJob(queue: Queue, events: QueueEvents, jobId: strin
       const job = await queue.getJob(jobId);
       if (!job) return { kind: "removed" };
       const state = await job.getState();
-      if (state === "completed" || state === "failed") return { kind: "finished", state, job };
+      if (state === "completed" || state === "failed") {
+        // The job was read before it finished (state is read after): read it again, with its outcome.
+        const finished = await queue.getJob(jobId);
+        if (!finished) return { kind: "removed" };
+        return { kind: "finished", state, job: finished };
+      }
       if (heard) {
         // One immediate look after an event; the state follows the event by a round trip at most.
         heard = false;

@@ -70,7 +70,7 @@ describe("Bull Board in headless Chromium", () => {
 
     // The overview: three queues, their counts, and no raw translation keys (the board's own fetches work).
     for (const name of ["sandcastle-run", "margot-intent", "sandbox-retention"]) await page.getByText(name, { exact: true }).first().waitFor({ timeout: 20_000 });
-    await page.waitForFunction(() => !document.body.innerText.includes("Loading..."), null, { timeout: 20_000 });
+    await page.getByText("Loading...").waitFor({ state: "detached", timeout: 20_000 });
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, "board-overview.png"), fullPage: true });
     const overview = await page.locator("body").innerText();

@@ -143,8 +143,32 @@ describe("sandcastle-run worker", () => {
     expect(cancel.code, cancel.stderr).toBe(0);
     expect(lastJsonLine(cancel.stdout)).toMatchObject({ outcome: "stopped", state: "failed", result: { status: "killed", failure_reason: "cancelled" } });
     const out = await pending;
-    expect(out.result).toMatchObject({ status: "killed", failure_reason: "cancelled" });
+    expect(out.result, `${out.stderr}`).toMatchObject({ status: "killed", failure_reason: "cancelled" });
     expect(s.auditRows().at(-1)).toMatchObject({ failure_reason: "cancelled", requested_by: expect.stringMatching(/^cli:/) });
+  });
+
+  it("enqueue --wait with no worker says so; --wait-timeout says the job still waits and how to follow or cancel it, exit 2", async () => {
+    const req = s.request({}, { FAKE_MODE: "ok" });
+    const res = await runCli(["enqueue", "sandcastle-run", "--request", "-", "--wait", "--wait-timeout", "1.5"], s.env(), { input: JSON.stringify(req) });
+    expect(res.code).toBe(2);
+    const runId = (JSON.parse(res.stdout.trim().split("\n")[0]!) as { job_id: string }).job_id;
+    expect(res.stdout.trim().split("\n")).toHaveLength(1);
+    expect(res.stderr).toMatch(/^sandcastle-queue: no worker is connected to sandcastle-run/m);
+    expect(res.stderr).toContain(`job ${runId} is still waiting`);
+    expect(res.stderr).toContain(`sandcastle-queue logs ${String(req.session_id)}`);
+    expect(res.stderr).toContain(`sandcastle-queue cancel ${runId}`);
+    expect(await s.queue.getJob(runId).then((j) => j?.getState())).toBe("waiting");
+  });
+
+  it("a failed run is a failed job whose result --wait still prints (exit 0)", async () => {
+    await startWorker();
+    const out = await enqueue(s.request({}, { FAKE_MODE: "fail" }));
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.result).toMatchObject({ status: "failed", failure_reason: "agent_unavailable" });
+    const job = await s.queue.getJob(out.jobLine.job_id!);
+    expect(await job?.getState()).toBe("failed");
+    expect(job?.attemptsMade).toBe(1);
+    expect(job?.failedReason).toBe("failed: agent_unavailable — claude is not on PATH");
   });
 
   it("cancel RUN_ID for a run still waiting removes it before it starts", async () => {
