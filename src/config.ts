@@ -102,6 +102,9 @@ const EnvSchema = z.object({
 
 export type Env = z.infer<typeof EnvSchema>;
 
+/** Every variable the program reads (docker-compose's env file must be able to carry each one). */
+export const ENV_VARIABLES = Object.keys(EnvSchema.shape) as ReadonlyArray<keyof Env>;
+
 export interface Config extends Omit<Env, "SCQ_DATA_DIR" | "SCQ_BASE_DIR"> {
   /** Absolute: SCQ_DATA_DIR, or $XDG_STATE_HOME/sandcastle-queue (~/.local/state/sandcastle-queue). */
   readonly SCQ_DATA_DIR: string;

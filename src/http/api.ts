@@ -129,9 +129,11 @@ export function apiRouter(deps: ApiDeps): Router {
     const name = String(req.params.queue);
     const queue = queues.all.find((q) => q.name === name);
     if (!queue) return problem(res, 404, "unknown_queue", `no queue "${name}": takes ${QUEUE_NAMES.join(", ")}`);
-    const job = await queue.getJob(String(req.params.id));
-    if (!job) return problem(res, 404, "unknown_job", `no job ${req.params.id} in ${name} (never added, cancelled, or removed after its retention)`);
-    const state = await job.getState();
+    const id = String(req.params.id);
+    // The state first: a job read after its state is final holds its outcome.
+    const state = await queue.getJobState(id);
+    const job = state === "unknown" ? undefined : await queue.getJob(id);
+    if (!job) return problem(res, 404, "unknown_job", `no job ${id} in ${name} (never added, cancelled, or removed after its retention)`);
     const isRun = queue === queues.sandcastleRun;
     const result = isRun ? await readRunResult(deps.redis, queue, job) : state === "completed" ? (job.returnvalue ?? null) : null;
     res.json({
