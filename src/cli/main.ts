@@ -10,7 +10,6 @@ import { enqueueCommand } from "./commands/enqueue.js";
 import { killSwitchCommand } from "./commands/killswitch.js";
 import { logsCommand } from "./commands/logs.js";
 import { redactCommand } from "./commands/redact.js";
-import { serviceCommand } from "./commands/service.js";
 import { statusCommand } from "./commands/status.js";
 import { openRuntime, type Runtime } from "./runtime.js";
 
@@ -30,6 +29,8 @@ function oneShot(action: (rt: Runtime, ...args: any[]) => Promise<number>) {
 
 function service(parts: { workers: boolean; http: boolean }) {
   return async () => {
+    // Loaded here: the HTTP side (Bull Board, express, prom-client) costs one-shot commands a second to import.
+    const { serviceCommand } = await import("./commands/service.js");
     const rt = await openRuntime("service");
     try {
       await serviceCommand(rt, parts);

@@ -227,12 +227,15 @@ describe("Host check (DNS rebinding)", () => {
 });
 
 describe("CLI", () => {
-  it("logs of an unknown session says so and exits 1; an unknown command is one line", async () => {
+  it("logs of an unknown session says so and exits 1; an unknown command and bad settings are one line each", async () => {
     const logs = await runCli(["logs", "never-seen-session"], s.env());
     expect(logs.code).toBe(1);
     expect(logs.stderr.trim()).toMatch(/^sandcastle-queue: no session log for never-seen-session/);
     const unknown = await runCli(["frobnicate"], s.env());
     expect(unknown.code).toBe(1);
     expect(unknown.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^sandcastle-queue: unknown command 'frobnicate'/)]);
+    const config = await runCli(["status"], s.env({ PORT: "eighty", SCQ_VIEWER_TOKEN: "short" }));
+    expect(config.code).toBe(1);
+    expect(config.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^sandcastle-queue: invalid configuration: PORT: takes a whole number; SCQ_VIEWER_TOKEN: must be at least 16/)]);
   });
 });
