@@ -29,6 +29,7 @@ import { InvalidInputError, type FieldProblem } from "../errors.js";
 import { issueList } from "../invalid-input.js";
 import type { Logger } from "../log.js";
 import { MargotResearchCompletion } from "../margot/contract.js";
+import type { SandcastleRunResult } from "../sandcastle/contract.js";
 import type { RunSlots } from "../sandcastle/run-slots.js";
 import { authOf, requireAdmin } from "./auth.js";
 import { claimIdempotencyKey, validIdempotencyKey } from "./idempotency.js";
@@ -48,6 +49,8 @@ export interface ApiDeps {
   readonly killSwitch: KillSwitch;
   readonly redisInfo: { readonly url: string; readonly embedded: boolean };
   readonly sessionLogs: RequestHandler;
+  /** A run answered `skipped` at enqueue (no job): metrics count it here, no event stream will. */
+  readonly onSkippedAtEnqueue?: (result: SandcastleRunResult) => void;
   readonly log: Logger;
 }
 
@@ -105,7 +108,10 @@ export function apiRouter(deps: ApiDeps): Router {
   router.post("/sandcastle-runs", requireAdmin, ...jsonBody(), async (req, res) => {
     await idempotent(req, res, SANDCASTLE_RUN_QUEUE, async () => {
       const outcome = await enqueueRun(queues.sandcastleRun, req.body, { envManifestDir: deps.envManifestDir, slots: deps.slots, audit: deps.audit, redis: deps.redis });
-      if (outcome.skipped !== null) return { status: 200, body: { queue: SANDCASTLE_RUN_QUEUE, job_id: null, result: outcome.skipped } };
+      if (outcome.skipped !== null) {
+        deps.onSkippedAtEnqueue?.(outcome.skipped);
+        return { status: 200, body: { queue: SANDCASTLE_RUN_QUEUE, job_id: null, result: outcome.skipped } };
+      }
       const id = outcome.runId;
       const sid = outcome.request.session_id;
       return {

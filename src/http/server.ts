@@ -116,6 +116,7 @@ export function createApp(deps: HttpDeps, metrics: ServiceMetrics): Express {
       killSwitch: deps.killSwitch,
       redisInfo: { url: describeTarget(deps.target), embedded: deps.embeddedRedis },
       sessionLogs,
+      onSkippedAtEnqueue: (result) => metrics.observeRun(result),
       log: deps.log,
     }),
   );

@@ -168,8 +168,18 @@ describe("other endpoints", () => {
     expect(result((await finished("sandcastle-run", done.body.job_id)).result)).toBe(true);
   });
 
-  it("GET /metrics: Prometheus text with queue depths, active runs, run durations by status, failures by reason, Redis up", async () => {
-    const res = await fetch(`${base}/metrics`, { headers: viewer });
+  it("GET /metrics: Prometheus text with queue depths, active runs, run durations by status, skips and failures by reason, Redis up", async () => {
+    // One skip: the kill switch is on when the run is taken.
+    await call("POST", "/v1/killswitch", admin, { active: true });
+    const skipped = await call("POST", "/v1/sandcastle-runs", admin, s.request({}, { FAKE_MODE: "ok" }));
+    expect((await finished("sandcastle-run", skipped.body.job_id)).result).toMatchObject({ status: "skipped", skip_reason: "kill_switch_active" });
+    await call("POST", "/v1/killswitch", admin, { active: false });
+    let res = await fetch(`${base}/metrics`, { headers: viewer });
+    // The skip reaches the counter through the event stream: give it a moment.
+    await waitFor(async () => {
+      res = await fetch(`${base}/metrics`, { headers: viewer });
+      return /scq_run_skips_total\{reason="kill_switch_active"\} 1/.test(await res.clone().text());
+    }, 10_000, () => "the skip to be counted");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
     type Family = { name: string; type: string; metrics: Array<{ value?: string; labels?: Record<string, string>; buckets?: Record<string, string> }> };
