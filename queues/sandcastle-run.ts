@@ -32,8 +32,6 @@ export interface EnqueueRunDeps {
   readonly audit?: AuditLog;
   /** With it, the session's log gets a `queued` marker, so a live reader knows a run is to come. */
   readonly redis?: Redis;
-  /** The run id to use (an idempotent producer derives it from its key); default a fresh one. */
-  readonly runId?: string;
 }
 
 export type EnqueueRunOutcome =
@@ -64,7 +62,7 @@ export async function enqueueRun(
     const problem = `${overlap.join(", ")} also named by env manifest "${request.env_manifest_name}"; extra_env may not override manifest variables`;
     throw new InvalidInputError("sandcastle-run request", `extra_env: ${problem}`, [{ field: "extra_env", problem }]);
   }
-  const runId = deps.runId ?? newRunId();
+  const runId = newRunId();
   if (request.on_capacity === "skip") {
     if (!deps.slots) throw new Error("enqueueRun: on_capacity skip needs deps.slots");
     if (!(await deps.slots.acquire(runId))) {

@@ -69,7 +69,6 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
     const signal = control.register(runId);
     let result: SandcastleRunResult;
     try {
-      await mark(request.session_id, { event: "started", run_id: runId });
       result = await runSandcastle(
         {
           runId,
@@ -77,7 +76,11 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
           signal,
           sinks: [sessionLogSink(logWriter, sessionLogKey(prefix, request.session_id), config.SESSION_LOG_MAX_MB * 2 ** 20), budgetedJobLogSink((text) => job.log(text), request.session_id)],
           onSpawn: (pid) => jlog.info({ pid }, "run child started"),
-          onPhase: (p) => void phase(p),
+          onPhase: (p) => {
+            void phase(p);
+            // At the spawn, before the child can print: the appender sends in call order, so it precedes every line.
+            if (p === "running") void mark(request.session_id, { event: "started", run_id: runId });
+          },
         },
         runner,
       );

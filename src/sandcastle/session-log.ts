@@ -197,7 +197,7 @@ export const MARKER_FIELD = "marker";
 
 /**
  * A run's milestones in its session's log, so that a reader knows which runs are still to come:
- * `queued` (written at enqueue), `started` (a worker took it), `ended` (its result is known; after its last line).
+ * `queued` (written at enqueue), `started` (its child was spawned), `ended` (its result is known; after its last line).
  */
 export const RunMarker = z.discriminatedUnion("event", [
   z.object({ event: z.literal("queued"), run_id: z.string() }),
