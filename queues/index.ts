@@ -6,7 +6,11 @@ import { SANDCASTLE_RUN_QUEUE } from "./sandcastle-run.js";
 
 export * from "./margot-intent.js";
 export * from "./sandbox-retention.js";
+export * from "./run-cancel.js";
+export * from "./run-outcome.js";
 export * from "./sandcastle-run.js";
+export * from "./schemas.js";
+export * from "./status.js";
 
 export const QUEUE_NAMES = [SANDCASTLE_RUN_QUEUE, MARGOT_INTENT_QUEUE, SANDBOX_RETENTION_QUEUE] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];

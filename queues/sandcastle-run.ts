@@ -1,11 +1,13 @@
 // The sandcastle-run queue: one job = one Sandcastle run in one subprocess.
 import { randomUUID } from "node:crypto";
 import type { JobsOptions, Queue } from "bullmq";
+import type { Redis } from "ioredis";
 import type { AuditLog } from "../src/audit/audit-log.js";
 import { InvalidInputError, parseInput } from "../src/invalid-input.js";
 import type { RunSlots } from "../src/sandcastle/run-slots.js";
 import { EnvManifestError, readEnvManifest } from "../src/sandcastle/env-manifest.js";
-import { customProviderName, SandcastleRunRequest, SandcastleRunResult, type SandcastleRunRequestInput } from "../src/sandcastle/contract.js";
+import { markerCommand, RETAIN_SECONDS, sessionLogKey } from "../src/sandcastle/session-log.js";
+import { customProviderName, SandcastleRunRequest, SandcastleRunResult, SKIP_MESSAGES, type SandcastleRunRequestInput } from "../src/sandcastle/contract.js";
 import { findCustomProvider } from "../src/sandcastle/custom-providers.js";
 import { KEEP_COMPLETED, KEEP_FAILED } from "./job-retention.js";
 
@@ -31,6 +33,8 @@ export interface EnqueueRunDeps {
   /** Needed for on_capacity "skip": the reservation that makes "skip at once" exact (ADR 0001). */
   readonly slots?: RunSlots;
   readonly audit?: AuditLog;
+  /** With it, the session's log gets a `queued` marker, so a live reader knows a run is to come. */
+  readonly redis?: Redis;
 }
 
 export type EnqueueRunOutcome =
@@ -53,20 +57,18 @@ export async function enqueueRun(
   try {
     manifestVars = (await readEnvManifest(deps.envManifestDir, request.env_manifest_name)).vars;
   } catch (err) {
-    if (err instanceof EnvManifestError) throw new InvalidInputError("sandcastle-run request", `env_manifest_name: ${err.message}`);
+    if (err instanceof EnvManifestError) throw new InvalidInputError("sandcastle-run request", `env_manifest_name: ${err.message}`, [{ field: "env_manifest_name", problem: err.message }]);
     throw err;
   }
   const overlap = Object.keys(request.extra_env).filter((k) => manifestVars.includes(k));
   if (overlap.length > 0) {
-    throw new InvalidInputError(
-      "sandcastle-run request",
-      `extra_env: ${overlap.join(", ")} also named by env manifest "${request.env_manifest_name}"; extra_env may not override manifest variables`,
-    );
+    const problem = `${overlap.join(", ")} also named by env manifest "${request.env_manifest_name}"; extra_env may not override manifest variables`;
+    throw new InvalidInputError("sandcastle-run request", `extra_env: ${problem}`, [{ field: "extra_env", problem }]);
   }
   const custom = customProviderName(request.sandbox);
   if (custom !== undefined) {
     const found = findCustomProvider(deps.providersDir, custom);
-    if ("problem" in found) throw new InvalidInputError("sandcastle-run request", `sandbox: ${found.problem}`);
+    if ("problem" in found) throw new InvalidInputError("sandcastle-run request", `sandbox: ${found.problem}`, [{ field: "sandbox", problem: found.problem }]);
   }
   const runId = newRunId();
   if (request.on_capacity === "skip") {
@@ -78,6 +80,10 @@ export async function enqueueRun(
   }
   // A reserved ("skip") run goes to the head of the line so its reservation is not held long.
   await queue.add(RUN_JOB, request, { ...RUN_JOB_OPTIONS, jobId: runId, lifo: request.on_capacity === "skip" });
+  if (deps.redis) {
+    const key = sessionLogKey(queue.opts.prefix ?? "bull", request.session_id);
+    await deps.redis.multi().call(...markerCommand(key, { event: "queued", run_id: runId })).expire(key, RETAIN_SECONDS).exec();
+  }
   return { runId, request, skipped: null };
 }
 
@@ -94,6 +100,6 @@ function capacitySkip(runId: string, request: SandcastleRunRequest, auditRows: n
     skip_reason: "concurrency_cap",
     failure_reason: null,
     exit_code: null,
-    message: "all run slots are taken; retry next cycle",
+    message: SKIP_MESSAGES.concurrency_cap,
   };
 }

@@ -1,4 +1,6 @@
-// The one reader of process.env: every setting of DESIGN.md, validated once at start.
+// The one reader of process.env: every setting of docs/contracts.md, validated once at start.
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
 import { DEFAULT_DESTRUCTIVE_VERBS, parseDestructiveVerbs } from "./margot/destructive.js";
 import { ConfigError } from "./errors.js";
@@ -23,7 +25,10 @@ const EnvSchema = z.object({
     .string()
     .regex(/^(redis|rediss):\/\//, 'takes a redis:// or rediss:// URL (or leave it unset for the embedded Redis)')
     .optional(),
-  SCQ_DATA_DIR: z.string().min(1).default("./.data"),
+  /** Unset: the user's state directory (one service per user, wherever a command is started). */
+  SCQ_DATA_DIR: z.string().min(1).optional(),
+  /** What relative paths in settings are relative to; unset: SCQ_DATA_DIR. */
+  SCQ_BASE_DIR: z.string().min(1).optional(),
   /** Hash tag keeps every key of a queue in one Redis Cluster slot. */
   SCQ_KEY_PREFIX: z
     .string()
@@ -70,6 +75,15 @@ const EnvSchema = z.object({
   HOST: z.string().min(1).default("127.0.0.1"),
   PORT: int(0, 65535).default(3000),
   SCQ_API_TOKEN: z.string().min(16, "must be at least 16 characters (it guards Bull Board and the API)").optional(),
+  /** Read-only access (board, GET endpoints, logs, metrics); needs SCQ_API_TOKEN and must differ from it. */
+  SCQ_VIEWER_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /** Host names the server answers to besides loopback ones (DNS-rebinding guard); `*` = any. */
+  SCQ_ALLOWED_HOSTS: z
+    .string()
+    .regex(/^\s*(\*|[A-Za-z0-9.-]+(:\d+)?(\s*,\s*[A-Za-z0-9.-]+(:\d+)?)*)\s*$/, "takes a comma list of host names (queue.example.com,10.0.0.5) or *")
+    .optional(),
+  /** Live log readers (SSE) at once; each holds a Redis connection. */
+  SCQ_SSE_MAX_CLIENTS: int(1, 10_000).default(32),
   SCQ_BOARD_READ_ONLY: flag.default("1"),
 
   TELEGRAM_BOT_TOKEN: optionalText,
@@ -105,7 +119,20 @@ export type Env = z.infer<typeof EnvSchema>;
  */
 export const ENGINE_ENV_NAMES = ["CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF", "CONTAINER_HOST", "XDG_RUNTIME_DIR", "DOCKER_HOST", "DOCKER_CONTEXT"] as const;
 
-export interface Config extends Env {
+/** Every variable the program reads (docker-compose's env file must be able to carry each one). */
+export const ENV_VARIABLES = Object.keys(EnvSchema.shape) as ReadonlyArray<keyof Env>;
+
+export interface Config extends Omit<Env, "SCQ_DATA_DIR" | "SCQ_BASE_DIR"> {
+  /** Absolute: SCQ_DATA_DIR, or $XDG_STATE_HOME/sandcastle-queue (~/.local/state/sandcastle-queue). */
+  readonly SCQ_DATA_DIR: string;
+  /** Absolute: where relative paths of settings were resolved from. */
+  readonly SCQ_BASE_DIR: string;
+  /** True when SCQ_DATA_DIR was set (not the per-user default). */
+  readonly dataDirExplicit: boolean;
+  /** The user's list of live embedded Redis servers, whatever SCQ_DATA_DIR says. */
+  readonly embeddedRegistryDir: string;
+  /** Host names served besides loopback ones; "*" = any. */
+  readonly allowedHosts: readonly string[] | "*";
   /** Derived: TAO_SANDCASTLE_ENABLED === "1". */
   readonly sandcastleEnabled: boolean;
   readonly runsDir: string;
@@ -132,6 +159,23 @@ function withoutEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
   return out;
 }
 
+/** The per-user state directory (XDG Base Directory spec): where the embedded Redis and run data live by default. */
+export function defaultDataDir(env: NodeJS.ProcessEnv): string {
+  const stateHome = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(env.HOME || homedir(), ".local", "state");
+  return join(stateHome, "sandcastle-queue");
+}
+
+/** Settings holding a path: relative ones are taken from SCQ_BASE_DIR, never from the working directory. */
+const PATH_SETTINGS = ["AUDIT_LOG_PATH", "MARGOT_LEDGER_PATH", "PROJECTS_CONFIG_PATH", "ENV_MANIFEST_DIR", "KILL_SWITCH_FILE", "MARGOT_COMPLETE_PATH", "RUNS_DIR", "SANDCASTLE_PROVIDERS_DIR"] as const;
+
+function crossChecks(e: Env): string[] {
+  const problems: string[] = [];
+  if (e.SCQ_VIEWER_TOKEN !== undefined && e.SCQ_API_TOKEN === undefined) problems.push("SCQ_VIEWER_TOKEN: needs SCQ_API_TOKEN (the admin token) set too");
+  if (e.SCQ_VIEWER_TOKEN !== undefined && e.SCQ_VIEWER_TOKEN === e.SCQ_API_TOKEN) problems.push("SCQ_VIEWER_TOKEN: must differ from SCQ_API_TOKEN");
+  if (e.SCQ_ALLOWED_HOSTS !== undefined && e.SCQ_API_TOKEN === undefined) problems.push("SCQ_ALLOWED_HOSTS: needs SCQ_API_TOKEN (without a token only loopback host names are served)");
+  return problems;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = EnvSchema.safeParse(withoutEmpty(env));
   if (!parsed.success) {
@@ -145,10 +189,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   const clean = withoutEmpty(env);
   const engineEnv = Object.fromEntries(ENGINE_ENV_NAMES.flatMap((name) => (clean[name] !== undefined ? [[name, clean[name]]] : [])));
+  const cross = crossChecks(e);
+  if (cross.length > 0) throw new ConfigError(cross);
+  const dataDir = e.SCQ_DATA_DIR !== undefined ? resolve(e.SCQ_DATA_DIR) : defaultDataDir(env);
+  const baseDir = e.SCQ_BASE_DIR !== undefined ? resolve(e.SCQ_BASE_DIR) : dataDir;
+  const paths: Partial<Record<(typeof PATH_SETTINGS)[number], string>> = {};
+  for (const name of PATH_SETTINGS) {
+    const value = e[name];
+    if (value !== undefined) paths[name] = resolve(baseDir, value);
+  }
+  const hosts = e.SCQ_ALLOWED_HOSTS?.trim();
   return Object.freeze({
     ...e,
+    ...paths,
+    SCQ_DATA_DIR: dataDir,
+    SCQ_BASE_DIR: baseDir,
+    dataDirExplicit: e.SCQ_DATA_DIR !== undefined,
+    embeddedRegistryDir: join(defaultDataDir(env), "instances"),
+    allowedHosts: hosts === "*" ? "*" : csv(hosts ?? "").map((h) => h.toLowerCase()),
     sandcastleEnabled: e.TAO_SANDCASTLE_ENABLED === "1",
-    runsDir: e.RUNS_DIR ?? `${e.SCQ_DATA_DIR.replace(/\/$/, "")}/runs`,
+    runsDir: paths.RUNS_DIR ?? join(dataDir, "runs"),
     destructiveVerbs: parseDestructiveVerbs(e.MARGOT_DESTRUCTIVE_VERBS),
     internalHosts: csv(e.MARGOT_INTERNAL_HOSTS),
     customerNames: csv(e.MARGOT_CUSTOMER_NAMES),
@@ -159,4 +219,4 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** Names of config fields whose values are secrets: never logged, never stored. */
-export const SECRET_SETTINGS = ["SCQ_API_TOKEN", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "LINEAR_API_KEY", "REDIS_URL"] as const;
+export const SECRET_SETTINGS = ["SCQ_API_TOKEN", "SCQ_VIEWER_TOKEN", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "LINEAR_API_KEY", "REDIS_URL"] as const;

@@ -32,17 +32,26 @@ export class AppError extends Error {
 /** Bad settings: every problem at once, each naming its variable (never its value). */
 export class ConfigError extends AppError {
   constructor(readonly problems: readonly string[]) {
-    super("config_invalid", `invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    super("config_invalid", `invalid configuration: ${problems.join("; ")}`);
   }
+}
+
+/** One field's problem, for answers that list them (HTTP 400). */
+export interface FieldProblem {
+  readonly field: string;
+  readonly problem: string;
 }
 
 /** Bad input at a boundary (CLI, HTTP, job payload): names every field and what it takes. */
 export class InvalidInputError extends AppError {
+  readonly problems: readonly FieldProblem[];
   constructor(
     readonly what: string,
     readonly details: string,
+    problems?: readonly FieldProblem[],
   ) {
     super("invalid_input", `invalid ${what}: ${details}`);
+    this.problems = problems ?? [{ field: "(top level)", problem: details }];
   }
 }
 

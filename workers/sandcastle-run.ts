@@ -1,7 +1,7 @@
 // Thin processor for sandcastle-run: validate the payload, run it through src/sandcastle, map the outcome to BullMQ.
 import { DelayedError, UnrecoverableError, type Job } from "bullmq";
 import { Redis } from "ioredis";
-import { SANDCASTLE_RUN_QUEUE, SandcastleRunRequest } from "../queues/index.js";
+import { failedRunReason, lostRunResult, runProgress, SANDCASTLE_RUN_QUEUE, SandcastleRunRequest, STALLED_REASON, storeRunResult } from "../queues/index.js";
 import { formatIssues } from "../src/invalid-input.js";
 import { jobLogger } from "../src/log.js";
 import { StreamAppender } from "../src/redis/stream-appender.js";
@@ -14,11 +14,10 @@ import type { SandboxSettings } from "../src/sandcastle/contract.js";
 import { RunControl } from "../src/sandcastle/run-control.js";
 import { RunSlots } from "../src/sandcastle/run-slots.js";
 import { CapacityFullError, runSandcastle, type RunnerDeps } from "../src/sandcastle/runner.js";
-import { budgetedJobLogSink, sessionLogKey, sessionLogSink } from "../src/sandcastle/session-log.js";
+import type { SandcastleRunResult } from "../src/sandcastle/contract.js";
+import { budgetedJobLogSink, markerCommand, sessionLogKey, sessionLogSink, type RunMarker } from "../src/sandcastle/session-log.js";
 import type { QueueWorkerSpec, WorkerDeps } from "./deps.js";
 
-/** BullMQ's message when a job's worker vanished (lock lost, then found by the stalled checker). */
-const STALLED = /stalled/i;
 const CAPACITY_RETRY_MS = 1000;
 
 export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<QueueWorkerSpec> {
@@ -76,28 +75,41 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
     containers,
   };
 
+  /** A marker in the session's log (after the run's lines: same connection, in order); best-effort. */
+  const mark = async (sessionId: string, marker: RunMarker) => {
+    await logWriter.command(markerCommand(sessionLogKey(prefix, sessionId), marker)).catch((err: Error) => log.warn({ run_id: marker.run_id, err: err.message }, "could not write a run marker to the session log"));
+  };
+  const ended = (result: SandcastleRunResult): RunMarker => ({ event: "ended", run_id: result.run_id, status: result.status, failure_reason: result.failure_reason, skip_reason: result.skip_reason });
+
   const processor = async (job: Job, token?: string) => {
     const parsed = SandcastleRunRequest.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`invalid sandcastle-run request: ${formatIssues(parsed.error)}`);
     const runId = String(job.id);
     const request = parsed.data;
     const jlog = jobLogger(log, { queue: SANDCASTLE_RUN_QUEUE, jobId: runId, sessionId: request.session_id });
+    // Progress is for watchers (Bull Board, --wait, the API): losing an update must not fail the run.
+    const phase = (p: Parameters<typeof runProgress>[0]) => job.updateProgress(runProgress(p)).catch(() => {});
     const signal = control.register(runId);
+    let result: SandcastleRunResult;
     try {
-      const result = await runSandcastle(
+      result = await runSandcastle(
         {
           runId,
           request,
           signal,
           sinks: [sessionLogSink(logWriter, sessionLogKey(prefix, request.session_id), config.SESSION_LOG_MAX_MB * 2 ** 20), budgetedJobLogSink((text) => job.log(text), request.session_id)],
           onSpawn: (pid) => jlog.info({ pid }, "run child started"),
+          onPhase: (p) => {
+            void phase(p);
+            // At the spawn, before the child can print: the appender sends in call order, so it precedes every line.
+            if (p === "running") void mark(request.session_id, { event: "started", run_id: runId });
+          },
         },
         runner,
       );
-      jlog.info({ status: result.status, failure_reason: result.failure_reason, skip_reason: result.skip_reason }, "run finished");
-      return result;
     } catch (err) {
       if (err instanceof CapacityFullError && token) {
+        await phase("queued");
         await job.moveToDelayed(Date.now() + CAPACITY_RETRY_MS, token);
         throw new DelayedError();
       }
@@ -105,6 +117,16 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
     } finally {
       control.unregister(runId);
     }
+    jlog.info({ status: result.status, failure_reason: result.failure_reason, skip_reason: result.skip_reason }, "run finished");
+    await phase("done");
+    await mark(request.session_id, ended(result));
+    if (result.status === "ok") return result;
+    // A run that did not end ok is a failed job (ADR 0010): the result waits beside it for --wait and the API.
+    await storeRunResult(deps.redis, deps.queues.sandcastleRun, result);
+    const failure = new UnrecoverableError(failedRunReason(result));
+    // The board shows the stack: our processor's frames say nothing about why a run failed.
+    failure.stack = `${failure.name}: ${failure.message}`;
+    throw failure;
   };
 
   return {
@@ -118,13 +140,17 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
         for (const id of jobIds) control.stop(id, { reason: "worker_lost" });
       });
       worker.on("failed", (job, err) => {
-        if (!job || !STALLED.test(err.message)) return;
+        if (!job || err.message !== STALLED_REASON) return;
         const runId = String(job.id);
+        const request = SandcastleRunRequest.safeParse(job.data);
+        const lost = lostRunResult(runId, request.success ? request.data.branch : "");
         void Promise.all([
           deps.audit.emit({ type: "sandcastle_run_failed", run_id: runId, failure_reason: "worker_lost", exit_code: null }),
           removeRunDir(configDir, runId),
           containers.removeRun(runId),
           slots.release(runId),
+          storeRunResult(deps.redis, deps.queues.sandcastleRun, lost),
+          request.success ? mark(request.data.session_id, ended(lost)) : null,
         ]).catch((e: Error) => log.error({ run_id: runId, err: e.message }, "could not record a lost run"));
       });
     },

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// sandcastle-queue: the CLI of DESIGN.md. Each command opens what it needs, and every error ends as one clear line.
+// sandcastle-queue: the CLI of docs/contracts.md. Each command opens what it needs, and every error ends as one clear line.
 import { Command, InvalidArgumentError } from "commander";
 import { ConfigError } from "../config.js";
 import { AppError } from "../errors.js";
@@ -10,7 +10,6 @@ import { enqueueCommand } from "./commands/enqueue.js";
 import { killSwitchCommand } from "./commands/killswitch.js";
 import { logsCommand } from "./commands/logs.js";
 import { redactCommand } from "./commands/redact.js";
-import { serviceCommand } from "./commands/service.js";
 import { statusCommand } from "./commands/status.js";
 import { openRuntime, type Runtime } from "./runtime.js";
 
@@ -30,6 +29,8 @@ function oneShot(action: (rt: Runtime, ...args: any[]) => Promise<number>) {
 
 function service(parts: { workers: boolean; http: boolean }) {
   return async () => {
+    // Loaded here: the HTTP side (Bull Board, express, prom-client) costs one-shot commands a second to import.
+    const { serviceCommand } = await import("./commands/service.js");
     const rt = await openRuntime("service");
     try {
       await serviceCommand(rt, parts);
@@ -48,6 +49,9 @@ const positiveNumber = (value: string): number => {
 
 export function buildProgram(): Command {
   const program = new Command("sandcastle-queue").description("Durable BullMQ queue in front of Sandcastle runs and Margot intents");
+  // Usage errors (unknown command, missing argument) in the same one-line form as every other error.
+  program.configureOutput({ outputError: (text, write) => write(`sandcastle-queue: ${text.replace(/^error: /, "").trim().replace(/\s*\n\s*/g, " ")}\n`) });
+  program.showSuggestionAfterError(true);
   program.command("start").description("workers + HTTP (Bull Board); what `npm start` runs").action(service({ workers: true, http: true }));
   program.command("worker").description("workers only").action(service({ workers: true, http: false }));
   program.command("serve").description("HTTP only (Bull Board, /healthz, /readyz)").action(service({ workers: false, http: true }));
@@ -56,8 +60,8 @@ export function buildProgram(): Command {
     .description("enqueue a sandcastle-run request or a margot-intent completion")
     .option("--request <file>", "sandcastle-run: the SandcastleRunRequest JSON (- for stdin)")
     .option("--completion <file>", "margot-intent: the MargotResearchCompletion JSON (- for stdin)")
-    .option("--wait", "block until the job ends; the last stdout line is the result JSON")
-    .option("--wait-timeout <seconds>", "give up waiting after this long", positiveNumber)
+    .option("--wait", "block until the job ends; the last stdout line is the result JSON (progress on stderr when it is a terminal)")
+    .option("--wait-timeout <seconds>", "give up waiting after this long: exit 2, the job still queued or running", positiveNumber)
     .action(oneShot((rt, queue: string, opts) => enqueueCommand(rt, queue, opts)));
   program
     .command("status")

@@ -27,7 +27,12 @@ export async function openRuntime(role: "service" | "client"): Promise<Runtime> 
   const log = createLogger(config.LOG_LEVEL);
   const shutdown = new Shutdown(log);
   try {
-    const site = await resolveRedisSite(config, log);
+    const site = await resolveRedisSite({ REDIS_URL: config.REDIS_URL, SCQ_DATA_DIR: config.SCQ_DATA_DIR, registryDir: config.embeddedRegistryDir }, log, (others) => {
+      process.stderr.write(
+        `sandcastle-queue: warning: no embedded Redis answers in ${config.SCQ_DATA_DIR}, so a new, empty one starts there; ` +
+          `one is live in ${others.join(", ")}: set SCQ_DATA_DIR=${others[0]} to reach that service\n`,
+      );
+    });
     const embedded = site.embedded;
     if (embedded?.owned) {
       shutdown.add("embedded redis", () => embedded.stop());

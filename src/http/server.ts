@@ -1,40 +1,68 @@
-// The HTTP face: Bull Board at /admin/queues, /healthz, /readyz; everything but /healthz behind SCQ_API_TOKEN.
+// The HTTP face: Bull Board at /admin/queues, the API under /v1, /metrics, /login, /healthz, /readyz.
+// Every request first passes the Host check (DNS rebinding); everything but /healthz, /login and public
+// routes (the Telegram webhook, with its own secret) needs a token or a session (auth.ts).
 import { once } from "node:events";
 import type { Server } from "node:http";
-import { isIP } from "node:net";
 import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
-import type { Queue } from "bullmq";
-import express, { type Express, type Router } from "express";
+import express, { type Express, type Request, type Response, type Router } from "express";
 import type { Redis } from "ioredis";
+import type { Queues } from "../../queues/index.js";
+import type { AuditLog } from "../audit/audit-log.js";
+import type { KillSwitch } from "../control/kill-switch.js";
 import { AppError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { requireToken, sameOriginWrites } from "./auth.js";
+import { describeTarget, type RedisTarget } from "../redis/target.js";
+import type { RunSlots } from "../sandcastle/run-slots.js";
+import { API_PATH, apiRouter } from "./api.js";
+import { authenticate, authOf, requireAdmin, sameOriginWrites, SessionStore, type Tokens } from "./auth.js";
+import { checkHost, isLoopback } from "./host-check.js";
+import { LOGIN_PATH, loginRouter } from "./login.js";
+import { METRICS_PATH, ServiceMetrics } from "./metrics.js";
+import { sessionEventsHandler } from "./session-events.js";
 
+export { isLoopback };
 export const BOARD_PATH = "/admin/queues";
 
 export interface HttpDeps {
   readonly host: string;
   readonly port: number;
-  readonly token: string | undefined;
+  readonly tokens: Tokens;
+  /** Host names served besides loopback ones (SCQ_ALLOWED_HOSTS). */
+  readonly allowedHosts: readonly string[] | "*";
   readonly boardReadOnly: boolean;
-  readonly queues: readonly Queue[];
+  readonly queues: Queues;
+  /** Plain commands only. */
   readonly redis: Redis;
+  readonly target: RedisTarget;
+  readonly embeddedRedis: boolean;
+  readonly prefix: string;
+  readonly envManifestDir: string;
+  readonly slots: RunSlots;
+  readonly audit: AuditLog;
+  readonly killSwitch: KillSwitch;
+  readonly sseMaxClients: number;
   readonly log: Logger;
-  /** Routers mounted behind the token by later features (API, webhooks). */
+  /** Routers mounted by other features; `public` ones skip the token (they carry their own check). */
   readonly routes?: ReadonlyArray<{ path: string; router: Router; public?: boolean }>;
 }
 
-export function isLoopback(host: string): boolean {
-  if (host === "localhost") return true;
-  if (isIP(host) === 4) return host.startsWith("127.");
-  return host === "::1" || host === "[::1]";
+function boardRouter(queues: Queues, readOnly: boolean): Router {
+  const board = new ExpressAdapter();
+  board.setBasePath(BOARD_PATH);
+  createBullBoard({
+    queues: queues.all.map((q) => new BullMQAdapter(q, { readOnlyMode: readOnly, allowRetries: !readOnly })),
+    serverAdapter: board,
+    options: { uiConfig: { boardTitle: "sandcastle-queue" } },
+  });
+  return board.getRouter() as Router;
 }
 
-export function createApp(deps: HttpDeps): Express {
+export function createApp(deps: HttpDeps, metrics: ServiceMetrics): Express {
   const app = express();
   app.disable("x-powered-by");
+  app.use(checkHost(deps.allowedHosts, deps.tokens.admin !== undefined));
 
   app.get("/healthz", (_req, res) => {
     res.json({ ok: true });
@@ -42,8 +70,15 @@ export function createApp(deps: HttpDeps): Express {
 
   for (const r of deps.routes ?? []) if (r.public) app.use(r.path, r.router);
 
-  const auth = requireToken(deps.token);
-  app.use(auth, sameOriginWrites);
+  const sessions = new SessionStore(deps.redis, deps.prefix, deps.tokens);
+  app.use(sameOriginWrites);
+  if (deps.tokens.admin === undefined) {
+    app.get(LOGIN_PATH, (_req, res) => res.redirect(303, BOARD_PATH));
+  } else {
+    app.use(loginRouter(deps.tokens, sessions, BOARD_PATH));
+  }
+
+  app.use(authenticate(deps.tokens, sessions, LOGIN_PATH), sameOriginWrites);
 
   app.get("/readyz", async (_req, res) => {
     try {
@@ -54,28 +89,53 @@ export function createApp(deps: HttpDeps): Express {
     }
   });
 
-  const board = new ExpressAdapter();
-  board.setBasePath(BOARD_PATH);
-  createBullBoard({
-    queues: deps.queues.map((q) => new BullMQAdapter(q, { readOnlyMode: deps.boardReadOnly, allowRetries: !deps.boardReadOnly })),
-    serverAdapter: board,
-    options: { uiConfig: { boardTitle: "sandcastle-queue" } },
+  app.get(METRICS_PATH, async (_req, res) => {
+    res.setHeader("Content-Type", metrics.registry.contentType);
+    res.send(await metrics.registry.metrics());
   });
-  app.use(BOARD_PATH, board.getRouter());
+
+  // Viewers get a read-only board whatever SCQ_BOARD_READ_ONLY says; admins get what it says.
+  const readOnlyBoard = boardRouter(deps.queues, true);
+  const adminBoard = deps.boardReadOnly ? readOnlyBoard : boardRouter(deps.queues, false);
+  app.use(BOARD_PATH, (req: Request, res: Response, next) => {
+    if (authOf(res).role === "admin") return adminBoard(req, res, next);
+    if (req.method !== "GET" && req.method !== "HEAD") return requireAdmin(req, res, next);
+    return readOnlyBoard(req, res, next);
+  });
+
+  const sessionLogs = sessionEventsHandler({ target: deps.target, redis: deps.redis, prefix: deps.prefix, maxClients: deps.sseMaxClients, log: deps.log });
+  app.use(
+    API_PATH,
+    apiRouter({
+      queues: deps.queues,
+      redis: deps.redis,
+      prefix: deps.prefix,
+      envManifestDir: deps.envManifestDir,
+      slots: deps.slots,
+      audit: deps.audit,
+      killSwitch: deps.killSwitch,
+      redisInfo: { url: describeTarget(deps.target), embedded: deps.embeddedRedis },
+      sessionLogs,
+      onSkippedAtEnqueue: (result) => metrics.observeRun(result),
+      log: deps.log,
+    }),
+  );
 
   for (const r of deps.routes ?? []) if (!r.public) app.use(r.path, r.router);
   return app;
 }
 
 export async function startHttpServer(deps: HttpDeps): Promise<{ server: Server; url: string; close(): Promise<void> }> {
-  if (deps.token === undefined && !isLoopback(deps.host)) {
+  if (deps.tokens.admin === undefined && !isLoopback(deps.host)) {
     throw new AppError(
       "http_unsafe_bind",
       `refusing to serve on ${deps.host} without SCQ_API_TOKEN: set SCQ_API_TOKEN (16+ characters) or bind HOST to 127.0.0.1`,
     );
   }
-  if (deps.token === undefined) deps.log.warn("SCQ_API_TOKEN is not set: the HTTP server is open to anyone on this machine (loopback only)");
-  const app = createApp(deps);
+  if (deps.tokens.admin === undefined) deps.log.warn("SCQ_API_TOKEN is not set: the HTTP server is open to anyone on this machine (loopback only)");
+  const metrics = new ServiceMetrics({ queues: deps.queues, redis: deps.redis, target: deps.target, prefix: deps.prefix, log: deps.log });
+  await metrics.start();
+  const app = createApp(deps, metrics);
   const server = app.listen(deps.port, deps.host);
   await once(server, "listening");
   const address = server.address();
@@ -85,10 +145,12 @@ export async function startHttpServer(deps: HttpDeps): Promise<{ server: Server;
   return {
     server,
     url,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      await metrics.close();
+    },
   };
 }

@@ -5,7 +5,8 @@
 // configured every request is 401.
 //
 // A reaction becomes a `draft-reaction` job (id react-tg-<update_id>) and the answer is 200 at
-// once; Telegram retries non-2xx answers, so a delivery that could not be recorded is 503.
+// once; Telegram retries non-2xx answers, so a delivery that could not be recorded is 503 (also
+// when no REVIEW_CHAT_ID is configured: nothing could be matched to a draft).
 // The same update delivered twice acts once: its update_id is claimed in Redis (kept 7 days,
 // longer than finished jobs are) before the job is added.
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
@@ -29,6 +30,7 @@ export interface TelegramWebhookDeps {
 export function telegramWebhookRouter(deps: TelegramWebhookDeps): Router {
   const router = express.Router();
   if (deps.secret === undefined) deps.log.warn("TELEGRAM_WEBHOOK_SECRET is not set: POST /telegram/webhook refuses every request");
+  else if (deps.filter === null) deps.log.warn("REVIEW_CHAT_ID is not set: POST /telegram/webhook answers 503 to every update (nothing can be recorded)");
 
   const checkSecret = (req: Request, res: Response, next: NextFunction): void => {
     const given = req.headers["x-telegram-bot-api-secret-token"];
@@ -38,7 +40,8 @@ export function telegramWebhookRouter(deps: TelegramWebhookDeps): Router {
 
   router.post("/webhook", checkSecret, express.json({ limit: WEBHOOK_BODY_LIMIT, type: () => true }), async (req: Request, res: Response) => {
     if (deps.filter === null) {
-      res.status(200).json({ ok: true, ignored: "no review chat configured" });
+      // Never 200 for an update we did not record: Telegram would not send it again.
+      res.status(503).json({ ok: false, error: "no review chat configured (REVIEW_CHAT_ID): the update was not recorded" });
       return;
     }
     const update = parseUpdate(req.body, deps.filter);

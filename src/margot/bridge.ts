@@ -185,7 +185,7 @@ export class MargotBridge {
         id: draftId,
         interaction_id: completion.interaction_id,
         title,
-        body: this.outbound(renderTicket(ticket)),
+        body: this.outbound(renderTicket(ticket, { via: this.deps.channel.kind })),
         ticket,
         target_repo: action.target_repo,
         project: action.project,
@@ -390,7 +390,7 @@ export class MargotBridge {
       : null;
     if (!issue) {
       const tracker = this.deps.issues;
-      const description = this.outbound(renderTicket({ ...draft.ticket, draft_id: draft.id, ts: draft.decided_at ?? iso(this.now()) }));
+      const description = this.outbound(renderTicket({ ...draft.ticket, draft_id: draft.id, ts: draft.decided_at ?? iso(this.now()) }, { via: draft.channel }));
       // One creator at a time per draft: two approvals racing must not both miss the marker and both create.
       const leased = await drafts.withLease(draft.id, "linear", LINEAR_LEASE_MS, async () => {
         const again = await this.mustGet(draft.id);

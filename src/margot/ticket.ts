@@ -39,8 +39,9 @@ export function confirmRepoLine(candidates: readonly string[]): string {
   return `Confirm target repo? Detected: [${candidates.join(", ")}]`;
 }
 
-/** Render the seed's ticket template, every `{{…}}` filled. */
-export function renderTicket(input: TicketInput): string {
+/** Render the seed's ticket template, every `{{…}}` filled; `via` names the review channel the draft went to. */
+export function renderTicket(input: TicketInput, opts: { via?: "telegram" | "local" } = {}): string {
+  const via = opts.via === "local" ? "the local review channel" : "Telegram";
   const draftId = input.draft_id ?? "pending";
   const ts = input.ts ?? "(pending founder approval)";
   const targetRepo =
@@ -51,7 +52,7 @@ export function renderTicket(input: TicketInput): string {
   return `# ${input.proposed_action}
 
 > Originated by Margot (\`mcp__margot__deep_research_max\`) — interaction \`${input.interaction_id}\`
-> Approved by Founder via Telegram draft \`${draftId}\` on ${ts}
+> Approved by Founder via ${via} draft \`${draftId}\` on ${ts}
 > Routed to AFK execution via Sandcastle (\`sandcastle:high-isolation\`)
 
 ## Research summary

@@ -12,9 +12,21 @@ export interface RedisSite {
   readonly embedded: EmbeddedRedis | null;
 }
 
-export async function resolveRedisSite(settings: { REDIS_URL?: string | undefined; SCQ_DATA_DIR: string }, log: Logger): Promise<RedisSite> {
+export interface SiteSettings {
+  readonly REDIS_URL?: string | undefined;
+  readonly SCQ_DATA_DIR: string;
+  /** The user's list of embedded servers (see EmbeddedRedis); unset: not kept. */
+  readonly registryDir?: string;
+}
+
+export async function resolveRedisSite(settings: SiteSettings, log: Logger, onOthersLive?: (dataDirs: readonly string[]) => void): Promise<RedisSite> {
   if (settings.REDIS_URL) return { target: { kind: "url", url: settings.REDIS_URL }, embedded: null };
-  const embedded = await EmbeddedRedis.joinOrStart({ dataDir: settings.SCQ_DATA_DIR, log });
+  const embedded = await EmbeddedRedis.joinOrStart({
+    dataDir: settings.SCQ_DATA_DIR,
+    log,
+    ...(settings.registryDir !== undefined ? { registryDir: settings.registryDir } : {}),
+    ...(onOthersLive ? { onOthersLive } : {}),
+  });
   return { target: { kind: "socket", path: embedded.socketPath }, embedded };
 }
 

@@ -1,8 +1,9 @@
-// The embedded Redis of DESIGN.md: one redis-server per data dir, on a unix socket, shared by every process.
+// The embedded Redis (docs/contracts.md): one redis-server per data dir, on a unix socket, shared by every process.
 // A process joins a live server; with none it starts one under a lock, owns it and stops it on exit.
 // The server is detached so that a crashed owner leaves it running for the next process to adopt (never a second one).
 import { spawn } from "node:child_process";
-import { mkdirSync, openSync, closeSync, writeSync, readFileSync, rmSync, existsSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, openSync, closeSync, writeSync, readFileSync, readdirSync, rmSync, existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { AppError } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -19,6 +20,48 @@ export interface EmbeddedRedisOptions {
   readonly dataDir: string;
   readonly log: Logger;
   readonly redisServerBin?: string;
+  /**
+   * The user's list of embedded Redis servers (one file each), so that starting one in a new data dir can say
+   * that another is live elsewhere: a CLI started from another directory, or with another SCQ_DATA_DIR.
+   */
+  readonly registryDir?: string;
+  /** Called before a new server starts while servers of other data dirs answer. */
+  readonly onOthersLive?: (dataDirs: readonly string[]) => void;
+}
+
+interface RegistryEntry {
+  readonly data_dir: string;
+  readonly socket: string;
+  readonly pid: number;
+}
+
+/** Data dirs (other than `dataDir`) whose embedded Redis answers now; entries that do not answer are removed. */
+export async function liveEmbeddedRedis(registryDir: string, dataDir: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = readdirSync(registryDir).filter((n) => n.endsWith(".json"));
+  } catch {
+    return [];
+  }
+  const live: string[] = [];
+  for (const name of names) {
+    const path = join(registryDir, name);
+    try {
+      const entry = JSON.parse(readFileSync(path, "utf8")) as RegistryEntry;
+      if (await pingSocket(entry.socket)) {
+        if (resolve(entry.data_dir) !== resolve(dataDir)) live.push(entry.data_dir);
+      } else {
+        rmSync(path, { force: true });
+      }
+    } catch {
+      rmSync(path, { force: true });
+    }
+  }
+  return live;
+}
+
+function registryFile(registryDir: string, dataDir: string): string {
+  return join(registryDir, `${createHash("sha256").update(resolve(dataDir)).digest("hex").slice(0, 16)}.json`);
 }
 
 export class EmbeddedRedis {
@@ -68,7 +111,21 @@ export class EmbeddedRedis {
     try {
       // Someone may have finished starting it between our ping and our lock.
       if (await pingSocket(p.socket)) return EmbeddedRedis.join(p, opts.log);
-      return await EmbeddedRedis.start(p, opts);
+      if (opts.registryDir !== undefined) {
+        const others = await liveEmbeddedRedis(opts.registryDir, opts.dataDir);
+        if (others.length > 0) opts.onOthersLive?.(others);
+      }
+      const started = await EmbeddedRedis.start(p, opts);
+      if (opts.registryDir !== undefined) {
+        try {
+          mkdirSync(opts.registryDir, { recursive: true, mode: 0o700 });
+          const entry: RegistryEntry = { data_dir: resolve(opts.dataDir), socket: p.socket, pid: started.pid ?? 0 };
+          writeFileSync(registryFile(opts.registryDir, opts.dataDir), `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+        } catch (err) {
+          opts.log.warn({ err: (err as Error).message }, "could not record the embedded Redis in the user's list");
+        }
+      }
+      return started;
     } finally {
       rmSync(p.lock, { force: true });
     }

@@ -235,3 +235,16 @@ export const ChildRunComplete = z.object({
     .strict(),
 });
 export type ChildRunComplete = z.infer<typeof ChildRunComplete>;
+
+/** A run's phases, in order; a job's progress is `{phase}` (a job with no progress yet is queued). */
+export const RUN_PHASES = ["queued", "preflight", "running", "collecting", "done"] as const;
+export type RunPhase = (typeof RUN_PHASES)[number];
+export const RunProgress = z.object({ phase: z.enum(RUN_PHASES), at: z.string() }).strict();
+export type RunProgress = z.infer<typeof RunProgress>;
+
+/** Why a run was skipped, for the result's one human line. */
+export const SKIP_MESSAGES: Record<SkipReason, string> = {
+  kill_switch_active: "the kill switch is on (sandcastle-queue killswitch status); nothing was launched",
+  sandcastle_disabled: "runs are disabled on this worker: set TAO_SANDCASTLE_ENABLED=1 and restart it; nothing was launched",
+  concurrency_cap: "all run slots are taken; retry next cycle",
+};

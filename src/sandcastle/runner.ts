@@ -11,7 +11,7 @@ import { childArgs, type ChildCommand } from "./child-command.js";
 import { parseChildLine, readRunComplete, type RunCompleteOutcome } from "./child-output.js";
 import { writeChildConfig } from "./config-file.js";
 import { createRunDir, removeRunDir } from "./run-dir.js";
-import { containerEngine, effectiveSandbox, type FailureReason, type SandboxSettings, type SandcastleRunRequest, type SandcastleRunResult, type SkipReason } from "./contract.js";
+import { containerEngine, effectiveSandbox, SKIP_MESSAGES, type FailureReason, type RunPhase, type SandboxSettings, type SandcastleRunRequest, type SandcastleRunResult, type SkipReason } from "./contract.js";
 import type { RunContainers } from "./run-containers.js";
 import { readEnvManifest, resolveManifest } from "./env-manifest.js";
 import type { RunSlots } from "./run-slots.js";
@@ -60,6 +60,8 @@ export interface RunInput {
   /** Where redacted log lines go: the session's stream, the job's log. */
   readonly sinks: readonly BatchSink[];
   readonly onSpawn?: (pid: number) => void;
+  /** preflight → running → collecting; best-effort (a lost progress update must not fail the run). */
+  readonly onPhase?: (phase: RunPhase) => void;
 }
 
 const STOP_OUTCOME: Record<StopRequest["reason"], { status: SandcastleRunResult["status"]; reason: FailureReason }> = {
@@ -73,6 +75,7 @@ const STOP_OUTCOME: Record<StopRequest["reason"], { status: SandcastleRunResult[
 export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<SandcastleRunResult> {
   const { runId, request } = input;
   const started = Date.now();
+  input.onPhase?.("preflight");
   let auditRows = 0;
   let redactor: Redactor = createRedactor();
   const emit = async (event: AuditEvent) => {
@@ -90,7 +93,7 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
   });
   const skipped = async (reason: SkipReason): Promise<SandcastleRunResult> => {
     await emit({ type: "sandcastle_run_skipped", run_id: runId, skip_reason: reason });
-    return { ...base(), status: "skipped", skip_reason: reason, failure_reason: null, exit_code: null, message: null };
+    return { ...base(), status: "skipped", skip_reason: reason, failure_reason: null, exit_code: null, message: SKIP_MESSAGES[reason] };
   };
 
   // Pre-flight, in the seed's order; a skip launches nothing and resolves no manifest.
@@ -177,10 +180,14 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
       signal: input.signal,
       onLine,
       onBlock,
+      onSpawn: (pid) => {
+        input.onPhase?.("running");
+        input.onSpawn?.(pid);
+      },
       backpressure: () => (batcher.saturated ? batcher.drained() : null),
-      ...(input.onSpawn ? { onSpawn: input.onSpawn } : {}),
       ...(deps.graceMs !== undefined ? { graceMs: deps.graceMs } : {}),
     });
+    input.onPhase?.("collecting");
     await batcher.close();
     if (batcher.failedBatches > 0) deps.log.warn({ run_id: runId, lost_batches: batcher.failedBatches }, "some of the run's log lines could not be stored (Redis refused or was unreachable)");
     const withTail = () => ({ ...base(), log_tail: tail.lines() });

@@ -1,7 +1,9 @@
 // A session's log: a capped Redis stream per session_id, written in batches of lines
 // (one XADD per line is ~12x slower than one per 100-line batch on this kind of machine).
 import type { Redis } from "ioredis";
+import { z } from "zod";
 import type { StreamAppender } from "../redis/stream-appender.js";
+import { FAILURE_REASONS, RUN_STATUSES, SKIP_REASONS } from "./contract.js";
 
 /** Stream entries kept per session (each holds one batch of lines): a backstop; the byte cap is what binds. */
 export const SESSION_LOG_MAXLEN = 100_000;
@@ -17,7 +19,7 @@ const MAX_BATCH_CHARS = 1024 * 1024;
 const FLUSH_MS = 200;
 /** Reading pauses beyond this many outstanding batches: at most ~5 MiB of lines wait in memory. */
 const MAX_IN_FLIGHT = 4;
-const RETAIN_SECONDS = 14 * 24 * 3600;
+export const RETAIN_SECONDS = 14 * 24 * 3600;
 /** Lines a job's own log takes before it points to the session log instead. */
 export const JOB_LOG_BUDGET_LINES = 20_000;
 
@@ -130,7 +132,7 @@ export function sessionLogSink(appender: StreamAppender, key: string, maxBytes =
   let keptBytes = 0;
   return async (entries) => {
     const pieces = entryPieces(entries);
-    const added = appender.xadd(key, SESSION_LOG_MAXLEN, "lines", pieces);
+    const added = appender.xadd(key, SESSION_LOG_MAXLEN, LINES_FIELD, pieces);
     const expiring = batches++ % 50 === 0 ? appender.expire(key, RETAIN_SECONDS) : null;
     const [id] = await Promise.all([added, expiring]);
     // Batches in flight can resolve out of order: keep `kept` sorted by stream id, oldest first.
@@ -182,12 +184,53 @@ export async function readSessionLog(redis: Redis, key: string): Promise<string[
   let start = "-";
   for (;;) {
     const entries = await redis.xrange(key, start, "+", "COUNT", 500);
-    for (const [, fields] of entries) {
-      const i = fields.indexOf("lines");
-      if (i >= 0) out.push(...(fields[i + 1] ?? "").split("\n"));
-    }
+    for (const [, fields] of entries) out.push(...entryLines(fields));
     if (entries.length < 500) return out;
     const lastId = entries[entries.length - 1]![0];
     start = `(${lastId}`;
   }
+}
+
+/** The field of an entry holding lines ("\n"-joined); a marker entry holds MARKER_FIELD instead. */
+export const LINES_FIELD = "lines";
+export const MARKER_FIELD = "marker";
+
+/**
+ * A run's milestones in its session's log, so that a reader knows which runs are still to come:
+ * `queued` (written at enqueue), `started` (its child was spawned), `ended` (its result is known; after its last line).
+ */
+export const RunMarker = z.discriminatedUnion("event", [
+  z.object({ event: z.literal("queued"), run_id: z.string() }),
+  z.object({ event: z.literal("started"), run_id: z.string() }),
+  z.object({
+    event: z.literal("ended"),
+    run_id: z.string(),
+    status: z.enum(RUN_STATUSES),
+    failure_reason: z.enum(FAILURE_REASONS).nullable(),
+    skip_reason: z.enum(SKIP_REASONS).nullable(),
+  }),
+]);
+export type RunMarker = z.infer<typeof RunMarker>;
+
+/** The XADD of one marker entry, for any client that sends raw commands (ioredis `call`, the StreamAppender). */
+export function markerCommand(key: string, marker: RunMarker): [string, ...string[]] {
+  return ["XADD", key, "MAXLEN", "~", String(SESSION_LOG_MAXLEN), "*", MARKER_FIELD, JSON.stringify(marker)];
+}
+
+/** The marker an entry holds, or null for a lines entry (or a marker this version cannot read). */
+export function entryMarker(fields: readonly string[]): RunMarker | null {
+  const i = fields.indexOf(MARKER_FIELD);
+  if (i < 0 || i % 2 !== 0) return null;
+  try {
+    const parsed = RunMarker.safeParse(JSON.parse(fields[i + 1] ?? ""));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The lines an entry holds ([] for a marker entry). */
+export function entryLines(fields: readonly string[]): string[] {
+  const i = fields.indexOf(LINES_FIELD);
+  return i >= 0 && i % 2 === 0 ? (fields[i + 1] ?? "").split("\n") : [];
 }

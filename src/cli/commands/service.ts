@@ -1,15 +1,22 @@
 // `start` (workers + HTTP), `worker` (workers only), `serve` (HTTP only): long-running, stopped by SIGTERM/SIGINT.
 import { enqueueReaction, enqueueResearchCompletion } from "../../../queues/index.js";
 import { startWorkers } from "../../../workers/index.js";
+import { AuditLog } from "../../audit/audit-log.js";
 import { BOARD_PATH, startHttpServer } from "../../http/server.js";
 import { TELEGRAM_WEBHOOK_PATH, telegramWebhookRouter } from "../../http/telegram-webhook.js";
 import { CompletionTailer } from "../../margot/completion-tailer.js";
+import { createRedactor } from "../../redact/index.js";
 import { DraftStore } from "../../review/draft-store.js";
+import { RunSlots } from "../../sandcastle/run-slots.js";
 import type { Runtime } from "../runtime.js";
 
 export async function serviceCommand(rt: Runtime, parts: { workers: boolean; http: boolean }): Promise<void> {
   const { config, log, shutdown } = rt;
   shutdown.installSignalHandlers();
+  if (parts.workers && !config.sandcastleEnabled) {
+    log.warn("TAO_SANDCASTLE_ENABLED is not 1: every sandcastle run is skipped (sandcastle_disabled) until it is set and the worker restarted");
+    process.stderr.write("sandcastle-queue: warning: runs are disabled (TAO_SANDCASTLE_ENABLED is not 1): every sandcastle-run job ends skipped / sandcastle_disabled\n");
+  }
   if (parts.workers) {
     const running = await startWorkers({ config, target: rt.site.target, queues: rt.queues, log, redis: rt.redis, killSwitch: rt.killSwitch });
     // The grace, then up to 8 s for stopped runs to record their outcome, then a margin.
@@ -31,13 +38,27 @@ export async function serviceCommand(rt: Runtime, parts: { workers: boolean; htt
     }
   }
   if (parts.http) {
+    if (!config.REVIEW_CHAT_ID) {
+      process.stderr.write("sandcastle-queue: warning: REVIEW_CHAT_ID is not set: the Telegram webhook answers 503 to every update\n");
+    }
+    const audit = new AuditLog(config.AUDIT_LOG_PATH, createRedactor());
+    shutdown.add("http audit log", () => audit.close());
     const http = await startHttpServer({
       host: config.HOST,
       port: config.PORT,
-      token: config.SCQ_API_TOKEN,
+      tokens: { admin: config.SCQ_API_TOKEN, viewer: config.SCQ_VIEWER_TOKEN },
+      allowedHosts: config.allowedHosts,
       boardReadOnly: config.SCQ_BOARD_READ_ONLY === "1",
-      queues: rt.queues.all,
+      queues: rt.queues,
       redis: rt.redis,
+      target: rt.site.target,
+      embeddedRedis: rt.site.embedded !== null,
+      prefix: config.SCQ_KEY_PREFIX,
+      envManifestDir: config.ENV_MANIFEST_DIR,
+      slots: new RunSlots(rt.redis, config.SCQ_KEY_PREFIX, config.MAX_CONCURRENT_SANDCASTLE_RUNS),
+      audit,
+      killSwitch: rt.killSwitch,
+      sseMaxClients: config.SCQ_SSE_MAX_CLIENTS,
       log,
       routes: [
         {

@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { StatusReport } from "../../../src/cli/commands/status.js";
+import { StatusReport } from "../../../queues/status.js";
 import { processAlive } from "../../../src/redis/process-alive.js";
 import { spawn } from "node:child_process";
 import { CLI, CliProcess, cliEnv, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";

@@ -31,11 +31,12 @@ describe("HTTP server", () => {
     expect(await res.json()).toEqual({ ok: true });
   });
 
-  it("Bull Board answers 401 without the token, and with a wrong one", async () => {
+  it("Bull Board answers 401 without the token, and with a wrong one; a browser is sent to the login page", async () => {
     expect((await fetch(`${base}/admin/queues`)).status).toBe(401);
     expect((await fetch(`${base}/admin/queues`, { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
-    const res = await fetch(`${base}/admin/queues`);
-    expect(res.headers.get("www-authenticate")).toMatch(/^Basic/);
+    const res = await fetch(`${base}/admin/queues`, { headers: { accept: "text/html" }, redirect: "manual" });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/login?next=%2Fadmin%2Fqueues");
   });
 
   it("Bull Board answers 200 with the token (bearer or basic) and shows the three queues", async () => {

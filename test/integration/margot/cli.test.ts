@@ -60,7 +60,8 @@ describe("margot CLI", () => {
     expect(list.stdout).toMatch(/rate limit: 1 of 5 drafts in the last 86400 s, 0 waiting/);
     const show = await runCli(["drafts", "show", id], s.localEnv());
     expect(show.stdout).toContain("## Acceptance criteria");
-    expect(show.stdout).toContain(`Telegram draft \`${id}\``);
+    expect(show.stdout).toContain(`via the local review channel draft \`${id}\``);
+    expect(show.stdout).not.toContain("Telegram");
     const bad = await runCli(["drafts", "react", id, "maybe"], s.localEnv());
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/unknown reaction "maybe": takes approve, reject or defer/);

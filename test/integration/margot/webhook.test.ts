@@ -129,3 +129,13 @@ describe("telegram webhook", () => {
     expect(await snapshot(draftId)).toBe(before);
   });
 });
+
+describe("telegram webhook without a review chat", () => {
+  it("answers 503 (never 200 for an update it did not record) and `start` warns", async () => {
+    const service = await s.service(s.env({ REVIEW_CHAT_ID: undefined }));
+    expect(service.stderr).toMatch(/REVIEW_CHAT_ID is not set: the Telegram webhook answers 503/);
+    const res = await s.webhook(reactionUpdate({ chatId: s.telegram.chatId, messageId: 1, emoji: "👍" }));
+    expect(res.status).toBe(503);
+    expect(res.json).toMatchObject({ ok: false });
+  });
+});

@@ -3,8 +3,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
-import { CliProcess, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
-import { execFileSync } from "node:child_process";
+import { CLI, CliProcess, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
+import { execFileSync, spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { makeGitRepo, RunScope, SECRET_VALUE } from "../../helpers/run-scope.js";
 
@@ -141,10 +141,59 @@ describe("sandcastle-run worker", () => {
     const runId = readdirSync(s.outDir).find((f) => f.startsWith("started-"))!.slice("started-".length);
     const cancel = await runCli(["cancel", runId], s.env());
     expect(cancel.code, cancel.stderr).toBe(0);
-    expect(lastJsonLine(cancel.stdout)).toMatchObject({ outcome: "stopped", state: "completed" });
+    expect(lastJsonLine(cancel.stdout)).toMatchObject({ outcome: "stopped", state: "failed", result: { status: "killed", failure_reason: "cancelled" } });
     const out = await pending;
-    expect(out.result).toMatchObject({ status: "killed", failure_reason: "cancelled" });
+    expect(out.result, `${out.stderr}`).toMatchObject({ status: "killed", failure_reason: "cancelled" });
     expect(s.auditRows().at(-1)).toMatchObject({ failure_reason: "cancelled", requested_by: expect.stringMatching(/^cli:/) });
+  });
+
+  it("enqueue --wait with no worker says so; --wait-timeout says the job still waits and how to follow or cancel it, exit 2", async () => {
+    const req = s.request({}, { FAKE_MODE: "ok" });
+    const res = await runCli(["enqueue", "sandcastle-run", "--request", "-", "--wait", "--wait-timeout", "1.5"], s.env(), { input: JSON.stringify(req) });
+    expect(res.code).toBe(2);
+    const runId = (JSON.parse(res.stdout.trim().split("\n")[0]!) as { job_id: string }).job_id;
+    expect(res.stdout.trim().split("\n")).toHaveLength(1);
+    expect(res.stderr).toMatch(/^sandcastle-queue: no worker is connected to sandcastle-run/m);
+    expect(res.stderr).toContain(`job ${runId} is still waiting`);
+    expect(res.stderr).toContain(`sandcastle-queue logs ${String(req.session_id)}`);
+    expect(res.stderr).toContain(`sandcastle-queue cancel ${runId}`);
+    expect(await s.queue.getJob(runId).then((j) => j?.getState())).toBe("waiting");
+  });
+
+  it("enqueue --wait on a terminal shows the phases and the log lines on stderr; stdout stays the job line and the result", async () => {
+    await startWorker();
+    const reqFile = join(s.dir.path, "req.json");
+    const outFile = join(s.dir.path, "out.jsonl");
+    writeFileSync(reqFile, JSON.stringify(s.request({}, { FAKE_MODE: "sleep" })));
+    // `script` gives the CLI a terminal; stdout goes to a file, so only stderr reaches the terminal.
+    const cmd = `${process.execPath} ${CLI} enqueue sandcastle-run --request ${reqFile} --wait > ${outFile}`;
+    const term = spawn("script", ["-q", "-e", "-c", cmd, "/dev/null"], { env: s.env(), stdio: ["pipe", "pipe", "pipe"] });
+    let screen = "";
+    term.stdout.on("data", (d: Buffer) => (screen += d.toString()));
+    const exited = new Promise<number | null>((r) => term.once("exit", (code) => r(code)));
+    try {
+      await waitFor(() => /\] running/.test(screen) && screen.includes("sleeping"), 30_000, () => `progress on the terminal (got ${JSON.stringify(screen)})`);
+      const runId = JSON.parse(readFileSync(outFile, "utf8").split("\n")[0]!).job_id as string;
+      expect(screen).toContain(`[${runId}] running`);
+      await runCli(["cancel", runId], s.env());
+      expect(await exited).toBe(0);
+      const out = readFileSync(outFile, "utf8").trim().split("\n");
+      expect(out).toHaveLength(2);
+      expect(JSON.parse(out[1]!)).toMatchObject({ run_id: runId, status: "killed", failure_reason: "cancelled" });
+    } finally {
+      term.kill("SIGKILL");
+    }
+  });
+
+  it("a failed run is a failed job whose result --wait still prints (exit 0)", async () => {
+    await startWorker();
+    const out = await enqueue(s.request({}, { FAKE_MODE: "fail" }));
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.result).toMatchObject({ status: "failed", failure_reason: "agent_unavailable" });
+    const job = await s.queue.getJob(out.jobLine.job_id!);
+    expect(await job?.getState()).toBe("failed");
+    expect(job?.attemptsMade).toBe(1);
+    expect(job?.failedReason).toBe("failed: agent_unavailable — claude is not on PATH");
   });
 
   it("cancel RUN_ID for a run still waiting removes it before it starts", async () => {

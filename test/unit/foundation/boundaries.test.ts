@@ -1,4 +1,4 @@
-// DESIGN.md's dependency direction: entry points → queues/ → src/<domain>; nothing imports upward.
+// docs/contracts.md's dependency direction: entry points → queues/ → src/<domain>; nothing imports upward.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";

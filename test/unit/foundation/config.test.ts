@@ -12,17 +12,35 @@ function problemsOf(env: NodeJS.ProcessEnv): string[] {
 }
 
 describe("config", () => {
-  it("gives DESIGN.md's defaults for an empty environment", () => {
-    const c = loadConfig({});
+  it("gives the documented defaults for an empty environment: state in the user's XDG state dir, whatever the cwd", () => {
+    const c = loadConfig({ HOME: "/home/ops" });
     expect(c.MAX_CONCURRENT_SANDCASTLE_RUNS).toBe(3);
     expect(c.HOST).toBe("127.0.0.1");
     expect(c.PORT).toBe(3000);
-    expect(c.SCQ_DATA_DIR).toBe("./.data");
+    expect(c.SCQ_DATA_DIR).toBe("/home/ops/.local/state/sandcastle-queue");
+    expect(c.SCQ_BASE_DIR).toBe(c.SCQ_DATA_DIR);
     expect(c.SCQ_KEY_PREFIX).toBe("{scq}");
     expect(c.sandcastleEnabled).toBe(false);
-    expect(c.AUDIT_LOG_PATH).toBe(".harness/swarm.jsonl");
-    expect(c.runsDir).toBe("./.data/runs");
+    expect(c.AUDIT_LOG_PATH).toBe("/home/ops/.local/state/sandcastle-queue/.harness/swarm.jsonl");
+    expect(c.ENV_MANIFEST_DIR).toBe("/home/ops/.local/state/sandcastle-queue/.harness/env-manifests");
+    expect(c.runsDir).toBe("/home/ops/.local/state/sandcastle-queue/runs");
     expect(c.destructiveVerbs).toContain("truncate");
+    expect(loadConfig({ HOME: "/home/ops", XDG_STATE_HOME: "/var/state/ops" }).SCQ_DATA_DIR).toBe("/var/state/ops/sandcastle-queue");
+  });
+
+  it("resolves relative path settings against SCQ_BASE_DIR (default SCQ_DATA_DIR), never the working directory", () => {
+    const c = loadConfig({ SCQ_DATA_DIR: "/srv/scq", SCQ_BASE_DIR: "/home/ops/pi-ceo", ENV_MANIFEST_DIR: ".harness/env-manifests", AUDIT_LOG_PATH: "/abs/audit.jsonl", KILL_SWITCH_FILE: "KILL" });
+    expect(c.ENV_MANIFEST_DIR).toBe("/home/ops/pi-ceo/.harness/env-manifests");
+    expect(c.AUDIT_LOG_PATH).toBe("/abs/audit.jsonl");
+    expect(c.KILL_SWITCH_FILE).toBe("/home/ops/pi-ceo/KILL");
+    expect(loadConfig({ SCQ_DATA_DIR: "/srv/scq", PROJECTS_CONFIG_PATH: "p.json" }).PROJECTS_CONFIG_PATH).toBe("/srv/scq/p.json");
+  });
+
+  it("refuses a viewer token without an admin token, equal to it, and allowed hosts without a token", () => {
+    expect(problemsOf({ SCQ_VIEWER_TOKEN: "viewer-token-0123456789" })).toEqual([expect.stringMatching(/^SCQ_VIEWER_TOKEN: needs SCQ_API_TOKEN/)]);
+    expect(problemsOf({ SCQ_API_TOKEN: "same-token-0123456789", SCQ_VIEWER_TOKEN: "same-token-0123456789" })).toEqual([expect.stringMatching(/^SCQ_VIEWER_TOKEN: must differ/)]);
+    expect(problemsOf({ SCQ_ALLOWED_HOSTS: "queue.example.com" })).toEqual([expect.stringMatching(/^SCQ_ALLOWED_HOSTS: needs SCQ_API_TOKEN/)]);
+    expect(loadConfig({ SCQ_API_TOKEN: "admin-token-0123456789", SCQ_ALLOWED_HOSTS: "Queue.Example.com, 10.0.0.5" }).allowedHosts).toEqual(["queue.example.com", "10.0.0.5"]);
   });
 
   it("names the variable and what it takes, for each bad value", () => {

@@ -88,6 +88,13 @@ describe("renderTicket", () => {
     expect(body.startsWith("# Add idempotency to the Stripe webhook handler\n")).toBe(true);
   });
 
+  it("names the review channel the draft went to: Telegram, or the local channel (never 'via Telegram' for a CLI review)", () => {
+    expect(renderTicket(input, { via: "telegram" })).toContain("> Approved by Founder via Telegram draft `");
+    const local = renderTicket(input, { via: "local" });
+    expect(local).toContain("> Approved by Founder via the local review channel draft `");
+    expect(local).not.toContain("Telegram");
+  });
+
   it("asks the founder to confirm the repo when it is unknown", () => {
     const body = renderTicket({ ...input, target_repo: null, target_candidates: ["CleanExpo/RestoreAssist", "CleanExpo/Synthex"] });
     expect(body).toContain("**Target repo:** `unknown`\nConfirm target repo? Detected: [CleanExpo/RestoreAssist, CleanExpo/Synthex]\n");
