@@ -7,7 +7,6 @@ import { jobLogger } from "../src/log.js";
 import { StreamAppender } from "../src/redis/stream-appender.js";
 import { redisOptions } from "../src/redis/target.js";
 import { childCommand } from "../src/sandcastle/child-command.js";
-import { sweepChildTempDirs } from "../src/sandcastle/child-leftovers.js";
 import { removeRunDir, resolveConfigDir, sweepRunDirs } from "../src/sandcastle/run-dir.js";
 import { deploymentLabel, RunContainers } from "../src/sandcastle/run-containers.js";
 import type { SandboxSettings } from "../src/sandcastle/contract.js";
@@ -35,10 +34,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
 
   const activeRunIds = async () => new Set((await deps.queues.sandcastleRun.getActive()).map((j) => String(j.id)));
   const swept = await sweepRunDirs(configDir, activeRunIds);
-  if (swept.length > 0) log.warn({ run_ids: swept }, "removed run directories (config files) left by runs that are no longer active");
-  const active = await activeRunIds();
-  const tempSwept = await sweepChildTempDirs(active);
-  if (tempSwept.length > 0) log.warn({ paths: tempSwept }, "removed temp dirs left by killed run children");
+  if (swept.length > 0) log.warn({ run_ids: swept }, "removed run directories (config files, Sandcastle's logs) left by runs that are no longer active");
 
   const childPath = deps.secretSource.PATH ?? "/usr/local/bin:/usr/bin:/bin";
   const childHome = deps.secretSource.HOME ?? "/tmp";

@@ -3,6 +3,7 @@
 import { Command, InvalidArgumentError } from "commander";
 import { ConfigError } from "../config.js";
 import { AppError } from "../errors.js";
+import { exitWhenFlushed } from "../flushed-exit.js";
 import { cancelCommand } from "./commands/cancel.js";
 import { classifyCommand } from "./commands/classify.js";
 import { draftsListCommand, draftsReactCommand, draftsShowCommand } from "./commands/drafts.js";
@@ -13,7 +14,7 @@ import { redactCommand } from "./commands/redact.js";
 import { statusCommand } from "./commands/status.js";
 import { openRuntime, type Runtime } from "./runtime.js";
 
-/** One-shot command: open a client runtime, run, tear down, exit with its code. */
+/** One-shot command: open a client runtime, run, tear down, exit with its code once its output is delivered. */
 function oneShot(action: (rt: Runtime, ...args: any[]) => Promise<number>) {
   return async (...args: unknown[]) => {
     const rt = await openRuntime("client");
@@ -23,7 +24,7 @@ function oneShot(action: (rt: Runtime, ...args: any[]) => Promise<number>) {
     } finally {
       await rt.shutdown.run();
     }
-    process.exit(code);
+    await exitWhenFlushed(code);
   };
 }
 
@@ -79,12 +80,12 @@ export function buildProgram(): Command {
   program
     .command("redact")
     .description("stdin -> stdout through the log redactor")
-    .action(async () => process.exit(await redactCommand()));
+    .action(async () => exitWhenFlushed(await redactCommand()));
   program
     .command("classify")
     .description("the Margot intent router on one research body: one JSON line")
     .option("--text-file <file>", "the research text (- for stdin)")
-    .action(async (opts: { textFile?: string }) => process.exit(await classifyCommand(opts)));
+    .action(async (opts: { textFile?: string }) => exitWhenFlushed(await classifyCommand(opts)));
   const drafts = program.command("drafts").description("Margot drafts waiting for review (the local review channel)");
   drafts
     .command("list")
@@ -118,7 +119,7 @@ async function main(): Promise<void> {
     } else {
       process.stderr.write(`sandcastle-queue: unexpected error: ${(err as Error)?.message ?? String(err)}\n`);
     }
-    process.exit(1);
+    await exitWhenFlushed(1);
   }
 }
 
