@@ -1,7 +1,7 @@
 // Thin processor for sandcastle-run: validate the payload, run it through src/sandcastle, map the outcome to BullMQ.
 import { DelayedError, UnrecoverableError, type Job } from "bullmq";
 import { Redis } from "ioredis";
-import { failedRunReason, lostRunResult, runProgress, SANDCASTLE_RUN_QUEUE, SandcastleRunRequest, STALLED_REASON, storeRunResult } from "../queues/index.js";
+import { failedRunReason, lostRunResult, RUN_JOB, runProgress, SANDCASTLE_RUN_QUEUE, SandcastleRunRequest, STALLED_REASON, storeRunResult } from "../queues/index.js";
 import { formatIssues } from "../src/invalid-input.js";
 import { jobLogger } from "../src/log.js";
 import { StreamAppender } from "../src/redis/stream-appender.js";
@@ -78,6 +78,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   const ended = (result: SandcastleRunResult): RunMarker => ({ event: "ended", run_id: result.run_id, status: result.status, failure_reason: result.failure_reason, skip_reason: result.skip_reason });
 
   const processor = async (job: Job, token?: string) => {
+    if (job.name !== RUN_JOB) throw new UnrecoverableError(`unknown sandcastle-run job name "${job.name}": this worker runs "${RUN_JOB}" jobs only`);
     const parsed = SandcastleRunRequest.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`invalid sandcastle-run request: ${formatIssues(parsed.error)}`);
     const runId = String(job.id);

@@ -1,5 +1,6 @@
 // One Sandcastle run, end to end: pre-flight, secrets, config file, the supervised child, the result, the audit.
 // Free of BullMQ: the processor in workers/ adapts it to a job.
+import { stat } from "node:fs/promises";
 import type { AuditLog } from "../audit/audit-log.js";
 import { redactStrings } from "../audit/audit-log.js";
 import type { AuditEvent } from "../audit/events.js";
@@ -114,6 +115,12 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
       await emit({ type: "sandcastle_run_failed", run_id: runId, failure_reason: reason, exit_code: exitCode, ...extra });
       return { ...base(), status: "failed", skip_reason: null, failure_reason: reason, exit_code: exitCode, message: redactor.text(message) };
     };
+
+    // The child runs in repo_workdir: a missing one would fail its spawn with a message about node, not the directory.
+    const workdir = await stat(request.repo_workdir).catch(() => null);
+    if (workdir === null || !workdir.isDirectory()) {
+      return await failed("invalid_payload", `repo_workdir ${request.repo_workdir} ${workdir === null ? "does not exist" : "is not a directory"} on this worker: the run starts in it`);
+    }
 
     let values: Record<string, string>;
     let projectSlug: string;

@@ -112,6 +112,14 @@ describe("child output", () => {
     expect(result).toMatchObject({ status: "failed", failure_reason: "agent_unavailable", exit_code: 1, message: "claude is not on PATH" });
   });
 
+  it("a repo_workdir that does not exist is named as such, and nothing is launched", async () => {
+    const missing = join(h.dir.path, "no-such-repo");
+    const result = await h.run(h.request({ repo_workdir: missing, extra_env: { FAKE_MODE: "ok" } }));
+    expect(result).toMatchObject({ status: "failed", failure_reason: "invalid_payload", message: `repo_workdir ${missing} does not exist on this worker: the run starts in it` });
+    expect(readdirSync(h.outDir)).toEqual([]);
+    expect(configFiles()).toEqual([]);
+  });
+
   it("a child that cannot be started ends failed / spawn_failed", async () => {
     h.child = childCommand(join(h.dir.path, "no-such-binary"));
     const result = await h.run(h.request());

@@ -57,11 +57,14 @@ describe("sandcastle-run worker", () => {
     expect(readdirSync(s.outDir)).toEqual([]);
   });
 
-  it("a job with an invalid payload fails alone, naming the field; the worker keeps serving", async () => {
+  it("a job with an invalid payload or a name it does not know fails alone, saying why; the worker keeps serving", async () => {
     await startWorker();
     const bad = await s.queue.add("run", { ...s.request(), repo_workdir: "relative/path" }, { jobId: "run-bad-1" });
-    await waitFor(async () => (await bad.getState()) === "failed", 10_000);
+    const unknown = await s.queue.add("rerun", s.request({}, { FAKE_MODE: "ok" }), { jobId: "run-bad-2" });
+    await waitFor(async () => (await bad.getState()) === "failed" && (await unknown.getState()) === "failed", 10_000);
     expect((await s.queue.getJob("run-bad-1"))?.failedReason).toMatch(/repo_workdir: repo_workdir must be an absolute path/);
+    expect((await s.queue.getJob("run-bad-2"))?.failedReason).toBe('unknown sandcastle-run job name "rerun": this worker runs "run" jobs only');
+    expect(readdirSync(s.outDir)).toEqual([]);
     const out = await enqueue(s.request({}, { FAKE_MODE: "ok" }));
     expect(out.result?.status).toBe("ok");
   });
