@@ -8,7 +8,7 @@ import { createLogger } from "../src/log.js";
 import { connectRedis } from "../src/redis/connect.js";
 import { EmbeddedRedis } from "../src/redis/embedded.js";
 import { benchExpiryLateness, benchMargotThroughput } from "./margot-intent.js";
-import { benchDryRun, benchPipeline, benchStartLatency, type BenchContext } from "./sandcastle-run.js";
+import { benchDryRun, benchPipeline, benchRealPath, benchStartLatency, type BenchContext } from "./sandcastle-run.js";
 
 const quick = process.argv.includes("--quick");
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7).split(",");
@@ -25,6 +25,7 @@ async function main(): Promise<void> {
   const benches: Array<[string, (c: BenchContext) => Promise<object>]> = [
     ["start-latency", benchStartLatency],
     ["pipeline", benchPipeline],
+    ["real-path", benchRealPath],
     ["dry-run", benchDryRun],
     ["margot-throughput", benchMargotThroughput],
     ["expiry-lateness", benchExpiryLateness],
