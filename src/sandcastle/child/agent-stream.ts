@@ -1,8 +1,11 @@
 // The `script` agent on the host writes its stdout into a FIFO in the run's directory; the child
 // reads it and passes the bytes on to its own stdout in whole lines, the run's secret values scrubbed
 // — past Sandcastle, whose per-line handling (an Effect and a log-file append per line) holds an
-// agent to 1–2 k lines/s (ADR 0014).
-// Sandcastle still runs the agent, feeds its prompt, sees its exit and stderr, and collects commits.
+// agent to 1–2 k lines/s (ADR 0014). Sandcastle still runs the agent, feeds its prompt, sees its exit
+// and stderr, and collects commits.
+//
+// No allocation per read: the FIFO is read into one reused buffer, passed on as views of it; reading
+// stops until stdout has taken a view that it had to queue (the buffer is not overwritten under it).
 import { execFileSync } from "node:child_process";
 import { closeSync, constants, openSync, rmSync } from "node:fs";
 import { Socket } from "node:net";
@@ -15,6 +18,7 @@ export const AGENT_FIFO = "agent-stdout";
 const END_TIMEOUT_MS = 2000;
 /** An unfinished line waits for its newline up to this size; a longer one goes out in pieces (memory stays bounded). */
 const MAX_HELD = 64 * 1024;
+const READ_BUFFER = 64 * 1024;
 const NEWLINE = 0x0a;
 
 export class AgentStream {
@@ -22,8 +26,10 @@ export class AgentStream {
   private readonly reader: Socket;
   private readonly ended: Promise<void>;
   private closed = false;
-  /** The unfinished last line (a copy), sent with its newline: a secret is never cut in two by a chunk's end. */
+  /** The unfinished last line (a copy), sent with its newline: a secret is never cut in two by a read's end. */
   private held: Buffer | null = null;
+  /** Inside a line longer than MAX_HELD: its pieces go out as they come, up to its newline. */
+  private inLongLine = false;
 
   private constructor(
     readonly path: string,
@@ -35,17 +41,16 @@ export class AgentStream {
     // agent has finished: otherwise the read side would see end-of-file before the agent opened it.
     const readFd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
     this.holdFd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
-    this.reader = new Socket({ fd: readFd, readable: true, writable: false });
+    this.reader = new Socket({
+      fd: readFd,
+      readable: true,
+      writable: false,
+      onread: { buffer: Buffer.allocUnsafe(READ_BUFFER), callback: (n: number, buffer: Buffer) => this.take(buffer.subarray(0, n)) },
+    });
     this.ended = new Promise((resolve) => {
       this.reader.once("end", resolve);
       this.reader.once("close", resolve);
       this.reader.once("error", () => resolve());
-    });
-    this.reader.on("data", (chunk: Buffer) => {
-      if (this.pass(this.lines(chunk))) return;
-      // stdout is full (the worker reads slower): stop reading, so the agent waits rather than memory grows.
-      this.reader.pause();
-      void this.printer.drained().then(() => this.reader.resume());
     });
   }
 
@@ -54,18 +59,51 @@ export class AgentStream {
     return new AgentStream(join(runDir, AGENT_FIFO), printer, scrubber);
   }
 
-  /** What of `chunk` (after what was held) can go out now: up to its last newline. */
-  private lines(chunk: Buffer): Buffer {
-    const data = this.held === null ? chunk : Buffer.concat([this.held, chunk]);
-    this.held = null;
-    const rest = data.length - (data.lastIndexOf(NEWLINE) + 1);
-    if (rest === 0 || rest > MAX_HELD) return data;
-    this.held = Buffer.from(data.subarray(data.length - rest));
-    return data.subarray(0, data.length - rest);
+  /** One read (a view of the reused buffer). Returns false to stop reading until stdout has taken it. */
+  private take(chunk: Buffer): boolean {
+    let from = 0;
+    if (this.inLongLine || this.held !== null) {
+      const newline = chunk.indexOf(NEWLINE);
+      const upTo = newline === -1 ? chunk.length : newline + 1;
+      if (this.inLongLine) {
+        this.pass(chunk.subarray(0, upTo));
+      } else if (newline !== -1 || this.held!.length + chunk.length <= MAX_HELD) {
+        const joined = Buffer.concat([this.held!, chunk.subarray(0, upTo)]);
+        this.held = null;
+        if (newline === -1) {
+          this.held = joined;
+          return true;
+        }
+        this.pass(joined);
+      } else {
+        this.pass(this.held!);
+        this.held = null;
+        this.pass(chunk.subarray(0, upTo));
+      }
+      this.inLongLine = newline === -1;
+      from = upTo;
+    }
+    const last = chunk.lastIndexOf(NEWLINE);
+    if (last >= from) {
+      this.pass(chunk.subarray(from, last + 1));
+      from = last + 1;
+    }
+    if (from < chunk.length) {
+      // An unfinished line: kept (a copy: the buffer is reused) unless the whole read is one, then it goes out.
+      if (from > 0 || this.held !== null) this.held = Buffer.from(chunk.subarray(from));
+      else {
+        this.pass(chunk);
+        this.inLongLine = true;
+      }
+    }
+    if (!this.printer.stdoutBusy) return true;
+    // stdout queued part of a view of the buffer (the worker reads slower): wait until it is written.
+    void this.printer.flushed().then(() => this.reader.resume());
+    return false;
   }
 
-  private pass(data: Buffer): boolean {
-    return data.length === 0 || this.printer.agentBytes(this.scrubber.scrubBytes(data));
+  private pass(data: Buffer): void {
+    if (data.length > 0) this.printer.agentBytes(this.scrubber.scrubBytes(data));
   }
 
   /** The agent has exited: read what is left, end its last line, remove the FIFO. Safe to call twice. */

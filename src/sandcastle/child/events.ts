@@ -37,14 +37,14 @@ export class EventPrinter {
   private completed = false;
   /** The last byte out was a newline: a record may start here. */
   private atLineStart = true;
-  private readonly rawWrite: (chunk: string | Uint8Array) => boolean;
+  private readonly rawWrite: (chunk: string | Uint8Array, done?: () => void) => boolean;
   private readonly pending = new Map<LogLevel, string>();
   private readonly dropFilters: Array<(line: string) => boolean> = [];
 
   constructor(private scrubber: SecretScrubber) {
     const stdout = process.stdout;
-    const original = stdout.write;
-    this.rawWrite = (chunk) => original.call(stdout, chunk);
+    const original = stdout.write as (chunk: string | Uint8Array, done?: () => void) => boolean;
+    this.rawWrite = (chunk, done) => original.call(stdout, chunk, done);
     // The worker may be gone (EPIPE); a dead reader must not crash the child.
     stdout.on("error", () => {});
   }
@@ -70,27 +70,27 @@ export class EventPrinter {
     }
   }
 
-  /**
-   * The agent's own stdout, as it comes (agent-stream.ts): passed on unchanged but for RS at a line's
-   * start. Returns false when stdout's buffer is full (wait for `drained()`).
-   */
-  agentBytes(chunk: Buffer): boolean {
-    if (this.completed || chunk.length === 0) return true;
+  /** The agent's own stdout, as it comes (agent-stream.ts): passed on unchanged but for RS at a line's start. */
+  agentBytes(chunk: Buffer): void {
+    if (this.completed || chunk.length === 0) return;
     const out = chunk.includes(RECORD_MARK_BYTE) ? this.standIn(chunk) : chunk;
     this.atLineStart = out[out.length - 1] === NEWLINE;
-    return this.rawWrite(out);
+    this.rawWrite(out);
   }
 
-  /** Resolves once stdout can take more. */
-  drained(): Promise<void> {
+  /** stdout holds bytes it could not hand to the OS yet. */
+  get stdoutBusy(): boolean {
+    return process.stdout.writableLength > 0;
+  }
+
+  /** Resolves once everything written so far has been handed to the OS (or stdout failed). */
+  flushed(): Promise<void> {
     return new Promise((resolve) => {
-      const done = () => {
-        process.stdout.off("drain", done);
-        process.stdout.off("close", done);
+      try {
+        this.rawWrite("", () => resolve());
+      } catch {
         resolve();
-      };
-      process.stdout.once("drain", done);
-      process.stdout.once("close", done);
+      }
     });
   }
 

@@ -186,6 +186,24 @@ describe("sandcastle child: an agent that prints a lot", () => {
     expect(out.agentLines.at(-1)).toBe("last line");
   });
 
+  it("reads cut anywhere: a secret split across two reads is still scrubbed, a 200 KB line arrives whole", async () => {
+    const repo = makeRepo();
+    const dir = tempDir("template");
+    writeFileSync(join(dir, "prompt.md"), "go\n");
+    // 20 000 lines of 30-odd bytes: 64 KiB reads end inside a line (and inside the secret) many times.
+    writeFileSync(join(dir, "agent.sh"), `#!/bin/sh\ncat > /dev/null\ni=0\nwhile [ $i -lt 20000 ]; do echo "n$i $MY_TOKEN"; i=$((i + 1)); done | cat\nhead -c 204800 /dev/zero | tr '\\0' 'w'\necho\necho after\n`, { mode: 0o755 });
+    const secret = "sk-test-Zq8vN3bLxP0wRt7Y";
+    const config = writeConfig({ request: { agent: "script", prompt_template_dir: dir, branch: "sandcastle/cuts", repo_workdir: repo, dry_run: true }, env: { MY_TOKEN: secret } });
+
+    const out = await runChild(config, { cwd: repo, home: makeHome() });
+
+    expect(out.last.result.status).toBe("ok");
+    expect(out.stdout).not.toContain(secret);
+    expect(out.agentLines.filter((l) => /^n\d+ \[REDACTED\]$/.test(l))).toHaveLength(20_000);
+    expect(out.agentLines).toContain("w".repeat(204_800));
+    expect(out.agentLines.at(-1)).toBe("after");
+  });
+
   it("an agent's line that starts with RS is not taken for a record", async () => {
     const repo = makeRepo();
     const dir = tempDir("template");
