@@ -103,6 +103,8 @@ export class LineBatcher {
       // A lost log batch must not fail the run: count it and go on.
       if (results.some((r) => r.status === "rejected")) this.failures += 1;
       this.inFlight -= 1;
+      // Nagle's rule: what gathered while Redis was busy goes out as soon as it is free, not at the timer.
+      if (this.inFlight === 0 && this.batch.length > 0) this.flush();
       if (this.inFlight < MAX_IN_FLIGHT) for (const w of this.waiters.splice(0)) w();
     });
   }

@@ -6,20 +6,27 @@
 //
 // No allocation per read: the FIFO is read into one reused buffer, passed on as views of it; reading
 // stops until stdout has taken a view that it had to queue (the buffer is not overwritten under it).
+// Only a line that spans reads is copied (it is kept until its newline, up to MAX_LINE).
 import { execFileSync } from "node:child_process";
 import { closeSync, constants, openSync, rmSync } from "node:fs";
 import { Socket } from "node:net";
 import { join } from "node:path";
+import { characterBoundary, MAX_LINE_BYTES, truncationMarker } from "../line-splitter.js";
 import type { EventPrinter } from "./events.js";
 import type { SecretScrubber } from "./secret-scrubber.js";
 
 export const AGENT_FIFO = "agent-stdout";
 /** After the agent exits, a process it left in the background may hold the FIFO open: read no longer than this. */
 const END_TIMEOUT_MS = 2000;
-/** An unfinished line waits for its newline up to this size; a longer one goes out in pieces (memory stays bounded). */
-const MAX_HELD = 64 * 1024;
+/**
+ * A line longer than this is cut here with the worker's marker and the rest of it only counted (the
+ * worker would cut it anyway: a 50 MB line costs neither side 50 MB). Room is left for the marker, so
+ * the worker's splitter keeps the line as it is.
+ */
+const MAX_LINE = MAX_LINE_BYTES - 128;
 const READ_BUFFER = 64 * 1024;
 const NEWLINE = 0x0a;
+const NEWLINE_BYTE = Buffer.from("\n");
 
 export class AgentStream {
   private holdFd: number | null;
@@ -28,8 +35,8 @@ export class AgentStream {
   private closed = false;
   /** The unfinished last line (a copy), sent with its newline: a secret is never cut in two by a read's end. */
   private held: Buffer | null = null;
-  /** Inside a line longer than MAX_HELD: its pieces go out as they come, up to its newline. */
-  private inLongLine = false;
+  /** Bytes dropped of the current line, once it is over MAX_LINE; null when not cutting. */
+  private dropped: number | null = null;
 
   private constructor(
     readonly path: string,
@@ -62,44 +69,52 @@ export class AgentStream {
   /** One read (a view of the reused buffer). Returns false to stop reading until stdout has taken it. */
   private take(chunk: Buffer): boolean {
     let from = 0;
-    if (this.inLongLine || this.held !== null) {
-      const newline = chunk.indexOf(NEWLINE);
-      const upTo = newline === -1 ? chunk.length : newline + 1;
-      if (this.inLongLine) {
-        this.pass(chunk.subarray(0, upTo));
-      } else if (newline !== -1 || this.held!.length + chunk.length <= MAX_HELD) {
-        const joined = Buffer.concat([this.held!, chunk.subarray(0, upTo)]);
+    while (from < chunk.length) {
+      const newline = chunk.indexOf(NEWLINE, from);
+      const lineEnd = newline === -1 ? chunk.length : newline;
+      if (this.dropped !== null) {
+        this.dropped += lineEnd - from;
+        if (newline === -1) break;
+        this.passText(`${truncationMarker(this.dropped)}\n`);
+        this.dropped = null;
+      } else if (this.held !== null) {
+        const line = Buffer.concat([this.held, chunk.subarray(from, lineEnd)]);
         this.held = null;
-        if (newline === -1) {
-          this.held = joined;
-          return true;
+        if (line.length > MAX_LINE) this.cut(line);
+        else if (newline === -1) this.held = line;
+        else this.pass(Buffer.concat([line, NEWLINE_BYTE]));
+        if (this.dropped !== null && newline !== -1) {
+          this.passText(`${truncationMarker(this.dropped)}\n`);
+          this.dropped = null;
         }
-        this.pass(joined);
       } else {
-        this.pass(this.held!);
-        this.held = null;
-        this.pass(chunk.subarray(0, upTo));
+        // At a line's start: every whole line of the read goes out as one view (a read is no longer than a
+        // line may be), the unfinished one is kept.
+        const last = chunk.lastIndexOf(NEWLINE);
+        if (last >= from) this.pass(chunk.subarray(from, last + 1));
+        const rest = chunk.subarray(last >= from ? last + 1 : from);
+        if (rest.length > MAX_LINE) this.cut(rest);
+        else if (rest.length > 0) this.held = Buffer.from(rest);
+        break;
       }
-      this.inLongLine = newline === -1;
-      from = upTo;
-    }
-    const last = chunk.lastIndexOf(NEWLINE);
-    if (last >= from) {
-      this.pass(chunk.subarray(from, last + 1));
-      from = last + 1;
-    }
-    if (from < chunk.length) {
-      // An unfinished line: kept (a copy: the buffer is reused) unless the whole read is one, then it goes out.
-      if (from > 0 || this.held !== null) this.held = Buffer.from(chunk.subarray(from));
-      else {
-        this.pass(chunk);
-        this.inLongLine = true;
-      }
+      if (newline === -1) break;
+      from = newline + 1;
     }
     if (!this.printer.stdoutBusy) return true;
     // stdout queued part of a view of the buffer (the worker reads slower): wait until it is written.
     void this.printer.flushed().then(() => this.reader.resume());
     return false;
+  }
+
+  /** The start of an over-long line goes out (cut at a character's start); the rest of it is counted. */
+  private cut(line: Buffer): void {
+    const kept = characterBoundary(line, MAX_LINE);
+    this.pass(line.subarray(0, kept));
+    this.dropped = line.length - kept;
+  }
+
+  private passText(text: string): void {
+    this.printer.agentBytes(Buffer.from(text, "utf8"));
   }
 
   private pass(data: Buffer): void {
@@ -117,7 +132,9 @@ export class AgentStream {
     clearTimeout(timer);
     this.reader.destroy();
     if (this.held !== null) this.pass(this.held);
+    if (this.dropped !== null) this.passText(truncationMarker(this.dropped));
     this.held = null;
+    this.dropped = null;
     this.printer.endAgentLine();
     rmSync(this.path, { force: true });
   }

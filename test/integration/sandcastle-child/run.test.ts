@@ -186,7 +186,7 @@ describe("sandcastle child: an agent that prints a lot", () => {
     expect(out.agentLines.at(-1)).toBe("last line");
   });
 
-  it("reads cut anywhere: a secret split across two reads is still scrubbed, a 200 KB line arrives whole", async () => {
+  it("reads cut anywhere: a secret split across two reads is still scrubbed; a 200 KB line is cut to 64 KiB with the worker's marker", async () => {
     const repo = makeRepo();
     const dir = tempDir("template");
     writeFileSync(join(dir, "prompt.md"), "go\n");
@@ -200,7 +200,8 @@ describe("sandcastle child: an agent that prints a lot", () => {
     expect(out.last.result.status).toBe("ok");
     expect(out.stdout).not.toContain(secret);
     expect(out.agentLines.filter((l) => /^n\d+ \[REDACTED\]$/.test(l))).toHaveLength(20_000);
-    expect(out.agentLines).toContain("w".repeat(204_800));
+    const kept = 64 * 1024 - 128;
+    expect(out.agentLines).toContain(`${"w".repeat(kept)} …[line truncated: ${204_800 - kept} more bytes]`);
     expect(out.agentLines.at(-1)).toBe("after");
   });
 
