@@ -1,7 +1,7 @@
 // What the child prints on stdout (protocol.ts): the agent's text as lines, everything else as
 // records, the last one `run_complete`. Every free-text field of the child's own goes through the
 // SecretScrubber first; nothing is printed after run_complete. The agent's own stream on the host
-// (agent-stream.ts) comes in as bytes and goes out as they are: the worker redacts.
+// (agent-stream.ts) comes in as bytes, scrubbed there, and goes out as it is.
 import { format } from "node:util";
 import { ChildRunComplete } from "../contract.js";
 import { MARK_STAND_IN, RECORD_MARK, RECORD_MARK_BYTE, recordLine, type ChildRecord, type LogLevel, type Phase } from "../protocol.js";
@@ -122,7 +122,6 @@ export class EventPrinter {
       ...(message !== undefined ? { message: this.clean(message) } : {}),
     });
   }
-
 
   log(level: LogLevel, message: string): void {
     const text = this.clean(message).trim();

@@ -3,8 +3,9 @@
 //
 // The worker spawns it detached (own process group), cwd = repo_workdir, env = exactly PATH, HOME,
 // NODE_NO_WARNINGS=1, with a pipe on stdin it never closes while alive. The child reads the 0600
-// config (ChildConfig), drives @ai-hero/sandcastle, and prints the agent's lines and its own records
-// (protocol.ts), the last one `run_complete`, and exits once stdout has taken it all. Exit codes: 0 ok, 1 failed, 2 invalid config/request (invalid_payload).
+// config (ChildConfig), drives @ai-hero/sandcastle, prints the agent's lines and its own records
+// (protocol.ts), the last one `run_complete`, and exits once stdout has taken it all.
+// Exit codes: 0 ok, 1 failed, 2 invalid config/request (invalid_payload).
 //
 // Stopping: SIGTERM/SIGINT/SIGHUP abort the Sandcastle run (AbortSignal), end the agent's processes,
 // and exit 1 once the run settles or after 3 s at most. stdin closing (the worker died) aborts too,
