@@ -143,7 +143,8 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
         const lost = lostRunResult(runId, request.success ? request.data.branch : "");
         void Promise.all([
           deps.audit.emit({ type: "sandcastle_run_failed", run_id: runId, failure_reason: "worker_lost", exit_code: null }),
-          removeRunDir(configDir, runId),
+          // The lost run's directory, and any other left by a run no longer active: whatever their age.
+          removeRunDir(configDir, runId).then(() => sweepRunDirs(configDir, activeRunIds)),
           containers.removeRun(runId),
           slots.release(runId),
           storeRunResult(deps.redis, deps.queues.sandcastleRun, lost),
