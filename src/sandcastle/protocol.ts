@@ -18,6 +18,7 @@ export const MARK_STAND_IN = "\u241e";
 export const PHASES = ["run", "plan", "implement", "review", "merge"] as const;
 export type Phase = (typeof PHASES)[number];
 export const PHASE_STATUSES = ["started", "ok", "failed"] as const;
+export type PhaseStatus = (typeof PHASE_STATUSES)[number];
 export const LOG_LEVELS = ["info", "warn", "error"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 

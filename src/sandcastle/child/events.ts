@@ -4,12 +4,11 @@
 // (agent-stream.ts) comes in as bytes, scrubbed there, and goes out as it is.
 import { format } from "node:util";
 import { ChildRunComplete } from "../contract.js";
-import { MARK_STAND_IN, RECORD_MARK, RECORD_MARK_BYTE, recordLine, type ChildRecord, type LogLevel, type Phase } from "../protocol.js";
+import { MARK_STAND_IN, RECORD_MARK, RECORD_MARK_BYTE, recordLine, type ChildRecord, type LogLevel, type Phase, type PhaseStatus } from "../protocol.js";
 import type { SecretScrubber } from "./secret-scrubber.js";
 
 export type RunCompleteResult = ChildRunComplete["result"];
-export type { LogLevel, Phase };
-export type PhaseStatus = "started" | "ok" | "failed";
+export type { LogLevel, Phase, PhaseStatus };
 
 /** What Sandcastle hands `logging.onAgentStreamEvent` (0.12.0). */
 export type StreamEvent =
