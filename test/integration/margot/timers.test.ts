@@ -19,7 +19,7 @@ describe("draft timers", () => {
     expect(expired.decided_by).toBe("timer");
     await waitFor(() => s.ledgerRows(c.interaction_id).length === 2, 5000);
     expect(s.ledgerRows(c.interaction_id).map((r) => r.outcome)).toEqual(["drafted", "expired"]);
-    expect(s.auditRows().find((r) => r.type === "margot_intent_expired")).toEqual({ ts: expect.any(String), type: "margot_intent_expired", interaction_id: c.interaction_id, draft_id: result.draft_id });
+    expect(s.auditRows().find((r) => r.type === "margot_intent_expired")).toEqual({ ts: expect.any(String), seq: expect.any(Number), prev: expect.any(String), type: "margot_intent_expired", interaction_id: c.interaction_id, draft_id: result.draft_id });
     await waitFor(() => s.telegram.notices().some((n) => /expired/.test(n.text)), 5000);
     expect(s.linear.issues).toHaveLength(0);
   });
