@@ -10,7 +10,7 @@ import { Redis } from "ioredis";
 import { createRedisClient } from "../../src/redis/connect.js";
 import type { RedisTarget } from "../../src/redis/target.js";
 import { waitFor } from "./cli.js";
-import type { RedisBackend } from "./scope.js";
+import type { RedisBackend } from "./redis-backend.js";
 
 const run = promisify(execFile);
 

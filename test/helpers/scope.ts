@@ -5,7 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { inject } from "vitest";
-import type { RedisClient } from "../../src/redis/connect.js";
+import type { RedisBackend } from "./redis-backend.js";
+
+export type { RedisBackend };
 
 export function redisUrl(): string {
   return inject("redisUrl");
@@ -33,15 +35,6 @@ export async function deletePrefix(url: string, prefix: string): Promise<void> {
   } finally {
     r.disconnect();
   }
-}
-
-/** Which Redis a scope's processes and its own client use: the shared test server, or a cluster (redis-cluster.ts). */
-export interface RedisBackend {
-  /** What the CLI processes get (REDIS_URL or REDIS_CLUSTER_NODES). */
-  readonly env: Record<string, string | undefined>;
-  /** A client for the test itself (BullMQ-ready: retries forever). */
-  client(): RedisClient;
-  deletePrefix(prefix: string): Promise<void>;
 }
 
 export function sharedRedis(): RedisBackend {

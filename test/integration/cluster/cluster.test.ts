@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Cluster } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { enqueueRun, openQueues } from "../../../queues/index.js";
+import { enqueueRun, openQueues, STALLED_REASON } from "../../../queues/index.js";
 import { connectRedis, type RedisClient } from "../../../src/redis/connect.js";
 import { StreamAppender } from "../../../src/redis/stream-appender.js";
 import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
@@ -185,13 +185,12 @@ describe("on a Redis Cluster", () => {
       const c = await s.queue.getJobCounts("completed", "failed");
       return (c.completed ?? 0) + (c.failed ?? 0) >= 300;
     }, 60_000, () => "every run to be processed");
-    // Each once: skipped (sandcastle disabled), or — active when its master died and its lock lapsed — failed worker_lost, never re-run (ADR 0003).
-    const lost = (await s.queue.getFailed()).filter((j) => /worker_lost/.test(j.failedReason)).map((j) => String(j.id));
+    // Each at most once: skipped (sandcastle disabled); one active when its master died may have lost its lock and
+    // failed as stalled (worker_lost), never re-run (ADR 0003).
+    const lost = (await s.queue.getFailed()).filter((j) => j.failedReason === STALLED_REASON).map((j) => String(j.id));
     const skips = s.auditRows().filter((r) => r.type === "sandcastle_run_skipped").map((r) => String(r.run_id));
     expect(new Set(skips).size).toBe(skips.length);
-    const seen = new Set([...skips, ...lost]);
-    const odd = await Promise.all(acknowledged.filter((id) => !seen.has(id)).map(async (id) => { const j = await s.queue.getJob(id); return [id, await j?.getState(), j?.failedReason, JSON.stringify(j?.returnvalue)]; }));
-    expect(odd).toEqual([]);
-    expect([...skips, ...lost].sort()).toEqual([...acknowledged].sort());
+    expect(lost.length).toBeLessThanOrEqual(3);
+    expect([...new Set([...skips, ...lost])].sort()).toEqual([...acknowledged].sort());
   });
 });
