@@ -16,6 +16,8 @@ export interface VerifyReport {
   readonly problem: { readonly kind: ProblemKind; readonly path: string; readonly line: number; readonly message: string } | null;
   /** Not failures: where the chain starts, torn writes of crashed writers. */
   readonly notes: readonly string[];
+  /** The last row read: what to copy somewhere safe to catch a rewrite of the whole chain. */
+  readonly last: ChainHead | null;
 }
 
 interface Row {
@@ -32,7 +34,8 @@ export function verifyAudit(files: readonly AuditFile[], head: ChainHead | null)
   let last: Row | null = null;
   let torn: { path: string; line: number } | null = null;
   let rows = 0;
-  const fail = (kind: ProblemKind, path: string, line: number, message: string): VerifyReport => ({ ok: false, rows, problem: { kind, path, line, message }, notes });
+  const lastSeen = (): ChainHead | null => (last === null ? null : { seq: last.seq, hash: rowHash(last.text) });
+  const fail = (kind: ProblemKind, path: string, line: number, message: string): VerifyReport => ({ ok: false, rows, problem: { kind, path, line, message }, notes, last: lastSeen() });
 
   for (const file of files) {
     const lines = file.text.split("\n");
@@ -79,7 +82,7 @@ export function verifyAudit(files: readonly AuditFile[], head: ChainHead | null)
     if (last !== null && head.seq < lastSeq) return fail("not_chained", last.path, last.line, `line ${last.line} (seq ${last.seq}) is past the chain head (seq ${head.seq}): it was not written by sandcastle-queue`);
     if (last !== null && rowHash(last.text) !== head.hash) return fail("changed", last.path, last.line, `line ${last.line} (seq ${last.seq}) does not match the chain head: it was changed`);
   }
-  return { ok: true, rows, problem: null, notes };
+  return { ok: true, rows, problem: null, notes, last: lastSeen() };
 }
 
 function parseRow(path: string, line: number, text: string): Row | null {

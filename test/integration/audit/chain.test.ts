@@ -43,6 +43,8 @@ describe("the audit hash chain", () => {
     expect(rows[1]!.prev).toBe(rowHash(lines()[0]!));
     expect(rows[2]!.prev).toBe(rowHash(lines()[1]!));
     expect(await verify()).toEqual({ code: 0, out: "ok: 3 rows, chain intact\n" });
+    const json = await runCli(["audit", "verify", "--json", path], cliEnv({}));
+    expect(JSON.parse(json.stdout)).toEqual({ ok: true, rows: 3, problem: null, notes: [], last: { seq: 3, hash: rowHash(lines()[2]!) } });
   });
 
   it("an edited row is named (line and seq), exit 1", async () => {
