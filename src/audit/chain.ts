@@ -14,6 +14,8 @@ export const GENESIS = "0".repeat(64);
 const LOCK_WAIT_MS = 5000;
 /** Enough to hold the last row (rows are small; the crash check only needs the last one). */
 const TAIL_BYTES = 256 * 1024;
+/** A synchronous pause between retries (the turn is synchronous; there is nothing else to wait on). */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 export interface ChainHead {
   readonly seq: number;
@@ -58,12 +60,28 @@ export class ChainedLog {
   constructor(readonly path: string) {}
 
   append(fields: Record<string, unknown>, opts: { fsync?: boolean } = {}): void {
+    // SQLite answers "busy" without waiting in a few cases (setting up the file, switching it to WAL): retry those.
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (let attempt = 1; ; attempt++) {
+      const progress = { wrote: false };
+      try {
+        return this.turn(fields, opts, progress);
+      } catch (err) {
+        // Once the line is in the file, trying again would write it twice.
+        if (progress.wrote || !isBusy(err) || Date.now() > deadline) throw err;
+        Atomics.wait(PAUSE, 0, 0, Math.min(50, attempt * 2 + Math.random() * 5));
+      }
+    }
+  }
+
+  private turn(fields: Record<string, unknown>, opts: { fsync?: boolean }, progress: { wrote: boolean }): void {
     const db = this.database();
     db.exec("BEGIN IMMEDIATE");
     try {
       const fd = this.file();
       const head = this.recover(fd, (db.prepare("SELECT seq, hash FROM head WHERE id = 1").get() as ChainHead | undefined) ?? { seq: 0, hash: GENESIS });
       const line = JSON.stringify({ ...fields, seq: head.seq + 1, prev: head.hash });
+      progress.wrote = true;
       writeAll(fd, Buffer.from(`${line}\n`, "utf8"));
       if (opts.fsync) fsyncSync(fd);
       db.prepare("INSERT INTO head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash").run(head.seq + 1, rowHash(line));
@@ -85,12 +103,16 @@ export class ChainedLog {
     if (this.db) return this.db;
     mkdirSync(dirname(this.path), { recursive: true });
     const db = new DatabaseSync(headPath(this.path));
-    db.exec(`PRAGMA busy_timeout = ${LOCK_WAIT_MS}`);
-    // A turn must be short: WAL commits append to the log file without an fsync (the audit line has none either).
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA synchronous = NORMAL");
-    // Under the write lock: two processes creating the table at once would otherwise get SQLITE_BUSY without waiting.
-    db.exec("BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, hash TEXT NOT NULL); COMMIT");
+    try {
+      db.exec(`PRAGMA busy_timeout = ${LOCK_WAIT_MS}`);
+      // A turn must be short: WAL commits append to the log file without an fsync (the audit line has none either).
+      if ((db.prepare("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode !== "wal") db.exec("PRAGMA journal_mode = WAL");
+      db.exec("PRAGMA synchronous = NORMAL");
+      db.exec("CREATE TABLE IF NOT EXISTS head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, hash TEXT NOT NULL)");
+    } catch (err) {
+      db.close();
+      throw err;
+    }
     this.db = db;
     return db;
   }
@@ -139,6 +161,12 @@ export class ChainedLog {
     }
     return head;
   }
+}
+
+/** SQLITE_BUSY / SQLITE_LOCKED, with any extended code. */
+function isBusy(err: unknown): boolean {
+  const code = (err as { errcode?: unknown }).errcode;
+  return typeof code === "number" && ((code & 0xff) === 5 || (code & 0xff) === 6);
 }
 
 function writeAll(fd: number, data: Buffer): void {

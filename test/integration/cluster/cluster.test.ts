@@ -52,7 +52,7 @@ async function enqueue(s: RunScope, request: object): Promise<{ jobId: string; r
 const startedRun = (s: RunScope) => readdirSync(s.outDir).find((f) => f.startsWith("started-"))?.slice("started-".length);
 
 describe("on a Redis Cluster", () => {
-  it("two worker processes, 5 runs: never more than 3 children at once, each ok; logs and status read the cluster", async () => {
+  it("two worker processes, 5 runs: never more than 3 children at once, each ok; logs, serve (SSE) and status read the cluster", async () => {
     const s = runScope();
     await Promise.all([worker(s), worker(s)]);
     const requests = [0, 1, 2, 3, 4].map(() => s.request({}, { FAKE_MODE: "hold", HOLD_MS: "1500" }));
@@ -68,6 +68,17 @@ describe("on a Redis Cluster", () => {
     expect(logs.code, logs.stderr).toBe(0);
     expect(logs.stdout).toContain('"type":"run_complete"');
     expect(await readSessionLog(s.redis, sessionLogKey(s.prefix, String(requests[0]!.session_id)))).toEqual(logs.stdout.trimEnd().split("\n"));
+
+    // `serve` on the cluster: ready, and a session's log over SSE (a blocking XREAD through the Cluster client).
+    const serve = new CliProcess(["serve"], s.env({ PORT: "0" }));
+    await serve.waitForOutput(/Bull Board at (http:\/\/\S+)\/admin\/queues/, 30_000);
+    const base = /Bull Board at (http:\/\/\S+)\/admin\/queues/.exec(serve.stdout)![1]!;
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    const sse = await fetch(`${base}/v1/sessions/${String(requests[1]!.session_id)}/logs`);
+    expect(sse.status).toBe(200);
+    const events = await sse.text();
+    expect(events).toContain('"type":"run_complete"');
+    expect(events).toMatch(/^event: end$/m);
 
     const status = await runCli(["status", "--json"], s.env());
     expect(status.code, status.stderr).toBe(0);
