@@ -31,7 +31,7 @@ export class TestCluster {
     return this.servers.map((s) => `127.0.0.1:${s.port}`).join(",");
   }
 
-  get target(): RedisTarget {
+  get target(): Extract<RedisTarget, { kind: "cluster" }> {
     return { kind: "cluster", nodes: this.servers.map((s) => ({ host: "127.0.0.1", port: s.port })), tls: false };
   }
 

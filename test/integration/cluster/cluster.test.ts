@@ -204,4 +204,34 @@ describe("on a Redis Cluster", () => {
     expect(lost.length).toBeLessThanOrEqual(3);
     expect([...new Set([...skips, ...lost])].sort()).toEqual([...acknowledged].sort());
   });
+
+  // Last: it leaves the cluster requiring a password.
+  it("REDIS_CLUSTER_PASSWORD: commands and the appender authenticate; a wrong one is refused without echoing it", async () => {
+    const password = "cluster-secret-pass-0123";
+    for (const server of cluster.servers) {
+      expect(await cluster.ask(server.port, ["CONFIG", "SET", "masterauth", password])).toBe("OK");
+      expect(await cluster.ask(server.port, ["CONFIG", "SET", "requirepass", password])).toBe("OK");
+    }
+    const s = runScope();
+    const ok = await runCli(["status", "--json"], s.env({ REDIS_CLUSTER_PASSWORD: password }));
+    expect(ok.code, ok.stderr).toBe(0);
+    const wrong = await runCli(["status"], s.env({ REDIS_CLUSTER_PASSWORD: "not-the-password-at-all" }));
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/^sandcastle-queue: cannot reach Redis at redis-cluster:\/\//);
+    expect(wrong.stderr).not.toContain("not-the-password-at-all");
+    const none = await runCli(["status"], s.env());
+    expect(none.code).toBe(1);
+
+    expect(ok.stdout).not.toContain(password);
+    const appender = new StreamAppender({ ...cluster.target, password });
+    const reader = new Cluster([{ host: "127.0.0.1", port: cluster.servers[0]!.port }], { redisOptions: { password } });
+    try {
+      const key = sessionLogKey(s.prefix, "auth");
+      await appender.xadd(key, 10, "lines", "with a password");
+      expect(await reader.xlen(key)).toBe(1);
+    } finally {
+      appender.close();
+      reader.disconnect();
+    }
+  });
 });
