@@ -9,6 +9,7 @@ import { connectRedis } from "../src/redis/connect.js";
 import { EmbeddedRedis } from "../src/redis/embedded.js";
 import { benchExpiryLateness, benchMargotThroughput } from "./margot-intent.js";
 import { benchDryRun, benchPipeline, benchRealPath, benchStartLatency, type BenchContext } from "./sandcastle-run.js";
+import { benchSessionLogCluster } from "./session-log-cluster.js";
 
 const quick = process.argv.includes("--quick");
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7).split(",");
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
     ["dry-run", benchDryRun],
     ["margot-throughput", benchMargotThroughput],
     ["expiry-lateness", benchExpiryLateness],
+    ["session-log-cluster", benchSessionLogCluster],
   ];
   try {
     for (const [name, fn] of benches) {

@@ -4,14 +4,14 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { QueueEvents, type ConnectionOptions } from "bullmq";
-import type { Redis } from "ioredis";
+import { QueueEvents } from "bullmq";
+import { bullConnection, type RedisClient } from "../src/redis/connect.js";
 import { enqueueRun, type Queues } from "../queues/index.js";
 import { startWorkers } from "../workers/index.js";
 import { loadConfig } from "../src/config.js";
 import { KillSwitch } from "../src/control/kill-switch.js";
 import type { Logger } from "../src/log.js";
-import { redisOptions, type RedisTarget } from "../src/redis/target.js";
+import type { RedisTarget } from "../src/redis/target.js";
 import { BUILT_IN_CHILD } from "../src/sandcastle/child-command.js";
 import { entryLines, sessionLogKey } from "../src/sandcastle/session-log.js";
 import { makeGitRepo } from "../test/helpers/git-repo.js";
@@ -19,7 +19,7 @@ import { alternatePairs, median, percentile, round } from "./stats.js";
 
 export interface BenchContext {
   readonly target: RedisTarget;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly queues: Queues;
   readonly prefix: string;
   readonly log: Logger;
@@ -58,12 +58,14 @@ function scratch(bin: string): Scratch {
 async function withWorkers<T>(ctx: BenchContext, s: Scratch, body: (events: QueueEvents) => Promise<T>): Promise<T> {
   const config = loadConfig({ ...s.env, SCQ_KEY_PREFIX: ctx.prefix });
   const running = await startWorkers({ config, target: ctx.target, queues: ctx.queues, log: ctx.log, redis: ctx.redis, killSwitch: new KillSwitch(ctx.redis, ctx.prefix, undefined), secretSource: { PATH: process.env.PATH, HOME: process.env.HOME } });
-  const events = new QueueEvents("sandcastle-run", { connection: redisOptions(ctx.target, "worker") as ConnectionOptions, prefix: ctx.prefix });
+  const bull = bullConnection(ctx.target);
+  const events = new QueueEvents("sandcastle-run", { connection: bull.connection, prefix: ctx.prefix });
   await events.waitUntilReady();
   try {
     return await body(events);
   } finally {
     await events.close();
+    await bull.close();
     await running.close(5000);
   }
 }

@@ -1,11 +1,10 @@
 // Thin processor for sandcastle-run: validate the payload, run it through src/sandcastle, map the outcome to BullMQ.
 import { DelayedError, UnrecoverableError, type Job } from "bullmq";
-import { Redis } from "ioredis";
 import { failedRunReason, lostRunResult, RUN_JOB, runProgress, SANDCASTLE_RUN_QUEUE, SandcastleRunRequest, STALLED_REASON, storeRunResult } from "../queues/index.js";
 import { formatIssues } from "../src/invalid-input.js";
 import { jobLogger } from "../src/log.js";
+import { createRedisClient } from "../src/redis/connect.js";
 import { StreamAppender } from "../src/redis/stream-appender.js";
-import { redisOptions } from "../src/redis/target.js";
 import { childCommand } from "../src/sandcastle/child-command.js";
 import { removeRunDir, resolveConfigDir, sweepRunDirs } from "../src/sandcastle/run-dir.js";
 import { deploymentLabel, RunContainers } from "../src/sandcastle/run-containers.js";
@@ -25,7 +24,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   const { dir: configDir, onTmpfs } = resolveConfigDir(config.SANDCASTLE_CONFIG_DIR);
   if (!onTmpfs) log.warn({ config_dir: configDir }, "SANDCASTLE_CONFIG_DIR is not on tmpfs (/dev/shm): secrets touch a disk for the length of a run");
 
-  const subscriber = new Redis(redisOptions(deps.target, "worker"));
+  const subscriber = createRedisClient(deps.target, "worker");
   subscriber.on("error", () => {});
   const control = await RunControl.start(subscriber, prefix, deps.killSwitch, (err) => log.warn({ err: err.message }, "ignored a malformed control message"));
   const slots = new RunSlots(deps.redis, prefix, config.MAX_CONCURRENT_SANDCASTLE_RUNS);

@@ -4,6 +4,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { ConfigError } from "../config.js";
 import { AppError } from "../errors.js";
 import { exitWhenFlushed } from "../flushed-exit.js";
+import { auditVerifyCommand } from "./commands/audit.js";
 import { cancelCommand } from "./commands/cancel.js";
 import { classifyCommand } from "./commands/classify.js";
 import { draftsListCommand, draftsReactCommand, draftsShowCommand } from "./commands/drafts.js";
@@ -103,6 +104,13 @@ export function buildProgram(): Command {
     .option("--reason <text>", "why (with reject)")
     .option("--wait-timeout <seconds>", "give up waiting for a worker after this long (default 60)", positiveNumber)
     .action(oneShot((rt, draftId: string, reaction: string, opts) => draftsReactCommand(rt, draftId, reaction, opts)));
+  program
+    .command("audit")
+    .description("the audit log (AUDIT_LOG_PATH)")
+    .command("verify [paths...]")
+    .description("check the hash chain (files oldest first; default AUDIT_LOG_PATH): exit 1 naming the first changed, removed or reordered row")
+    .option("--json", "one JSON object")
+    .action(async (paths: string[], opts: { json?: boolean }) => exitWhenFlushed(await auditVerifyCommand(paths, opts)));
   program
     .command("cancel <runId>")
     .description("terminate one run (or drop it if still waiting), from any process")

@@ -1,6 +1,6 @@
 // A session's log: a capped Redis stream per session_id, written in batches of lines
 // (one XADD per line is ~12x slower than one per 100-line batch on this kind of machine).
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 import { z } from "zod";
 import type { StreamAppender } from "../redis/stream-appender.js";
 import { FAILURE_REASONS, RUN_STATUSES, SKIP_REASONS } from "./contract.js";
@@ -181,7 +181,7 @@ export function budgetedJobLogSink(append: (text: string) => Promise<unknown>, s
 }
 
 /** Every stored line of a session, oldest first (already redacted when written). */
-export async function readSessionLog(redis: Redis, key: string): Promise<string[]> {
+export async function readSessionLog(redis: RedisClient, key: string): Promise<string[]> {
   const out: string[] = [];
   let start = "-";
   for (;;) {
