@@ -17,6 +17,8 @@ export class RunScope {
   readonly configDir = join(this.dir.path, "shm");
   readonly manifestDir = join(this.dir.path, "manifests");
   readonly auditPath = join(this.dir.path, "audit.jsonl");
+  /** Retained run workspaces (RUNS_DIR): inside the scope, never the user's state directory. */
+  readonly runsDir = join(this.dir.path, "runs");
   readonly redis = new Redis(redisUrl());
   readonly queue = new Queue("sandcastle-run", { connection: this.redis, prefix: this.prefix });
 
@@ -34,6 +36,7 @@ export class RunScope {
       SANDCASTLE_CONFIG_DIR: this.configDir,
       ENV_MANIFEST_DIR: this.manifestDir,
       AUDIT_LOG_PATH: this.auditPath,
+      RUNS_DIR: this.runsDir,
       ANTHROPIC_API_KEY: SECRET_VALUE,
       SCQ_LOCK_DURATION_MS: "3000",
       SCQ_STALLED_INTERVAL_MS: "1000",
