@@ -99,7 +99,8 @@ export class RunRetention {
       const worktree = join(repo, ".sandcastle", "worktrees", branch.replace(/\//g, "-"));
       const dirty = existsSync(join(worktree, ".git"));
       // --no-hardlinks: the copy is chowned below, and a hard link would chown the repository's own objects.
-      await git(repo, ["clone", "--quiet", "--no-hardlinks", "--single-branch", "--branch", branch, ...(dirty ? ["--no-checkout"] : []), repo, workspace]);
+      // The local transport drops `-c` for its upload-pack: it gets the same trust on its own command line.
+      await git(repo, ["clone", "--quiet", "--upload-pack=git -c 'safe.directory=*' upload-pack", "--no-hardlinks", "--single-branch", "--branch", branch, ...(dirty ? ["--no-checkout"] : []), repo, workspace]);
       if (dirty) {
         // The agent's files as it left them; the index is then reset to the branch so `git status` shows its changes.
         for (const name of await readdir(worktree)) if (name !== ".git") await cp(join(worktree, name), join(workspace, name), { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
