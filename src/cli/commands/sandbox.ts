@@ -75,8 +75,9 @@ export function refuseWithoutTerminal(): void {
 }
 
 export async function sandboxOpenCommand(rt: Runtime, runIdInput: string, opts: { publish?: string; pin?: boolean }): Promise<number> {
+  const runId = parseRunId(runIdInput);
   const publish: Publish | undefined = opts.publish !== undefined ? parsePublish(opts.publish) : undefined;
-  let meta = await liveRun(rt, runIdInput);
+  let meta = await liveRun(rt, runId);
   const sandboxes = liveness(rt);
   const engine = containerEngine(meta.provider as SandboxField);
   const cli = sandboxes.clis.find((c) => c.engine === engine) ?? sandboxes.clis[0];
