@@ -11,10 +11,11 @@ import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
 import { SECRET_ENV_PATH } from "../../../src/sandcastle/container-args.js";
 import { OPEN_SANDBOX_RETRY_MS } from "../../../src/sandcastle/retention-sweep.js";
 import { CLI, CliProcess, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
-import { engineEnv, inspect, podman, skipContainers, TEST_IMAGE } from "../../helpers/containers.js";
+import { engineEnv, giveToAgentUser, inspect, podman, skipContainers, TEST_IMAGE } from "../../helpers/containers.js";
 import { makeGitRepo, RunScope, SECRET_VALUE } from "../../helpers/run-scope.js";
 
 const TEMPLATE = resolve(import.meta.dirname, "../../fixtures/sandcastle/leave-uncommitted");
+const CONTAINER_TEMPLATE = resolve(import.meta.dirname, "../../fixtures/sandcastle/container-commit");
 const H = 3_600_000;
 
 let s: RunScope;
@@ -49,9 +50,9 @@ async function startWorker(extra: Record<string, string> = {}): Promise<CliProce
   return w;
 }
 
-async function run(branch: string, extra: Record<string, string> = {}): Promise<SandcastleRunResult> {
-  const request = s.request({ prompt_template_dir: TEMPLATE, repo_workdir: repo, branch });
-  const res = await runCli(["enqueue", "sandcastle-run", "--request", "-", "--wait"], env(extra), { input: JSON.stringify(request), timeoutMs: 120_000 });
+async function run(branch: string, extra: Record<string, string> = {}, patch: Record<string, unknown> = {}): Promise<SandcastleRunResult> {
+  const request = s.request({ prompt_template_dir: TEMPLATE, repo_workdir: repo, branch, ...patch });
+  const res = await runCli(["enqueue", "sandcastle-run", "--request", "-", "--wait"], env(extra), { input: JSON.stringify(request), timeoutMs: 240_000 });
   expect(res.code, res.stderr).toBe(0);
   const result = SandcastleRunResult.parse(lastJsonLine(res.stdout));
   runIds.push(result.run_id);
@@ -149,6 +150,23 @@ describe.skipIf(skipContainers)("sandbox open on podman", () => {
     await waitFor(() => podman(["ps", "--all", "--filter", `name=^${name}$`, "--format={{.Names}}"]).trim() === "", 30_000, () => `${name} removed (--rm)`);
     expect(existsSync(join(s.runsDir, result.run_id, "workspace", "wip.txt"))).toBe(true);
   }, 300_000);
+
+  it("a podman run is retained with its image and the repository owner as the sandbox's user, and opens on what the agent committed in its container", async () => {
+    giveToAgentUser(repo);
+    await startWorker();
+    const result = await run("agent/in-podman", {}, { sandbox: "podman", dry_run: false, prompt_template_dir: CONTAINER_TEMPLATE });
+    const list = JSON.parse((await runCli(["sandbox", "list", "--json"], env())).stdout) as { runs: Array<Record<string, unknown>> };
+    expect(list.runs).toEqual([expect.objectContaining({ run_id: result.run_id, branch: "agent/in-podman", status: "ok" })]);
+    const shell = new PtyShell(["sandbox", "open", result.run_id]);
+    await waitFor(() => running(`pi-sandbox-${result.run_id}`), 90_000, () => `sandbox running; terminal:\n${shell.out}`);
+    expect(inspect(`pi-sandbox-${result.run_id}`).Config.User).toBe("1000:1000");
+    expect(inspect(`pi-sandbox-${result.run_id}`).ImageName).toBe(TEST_IMAGE);
+    shell.type('echo "@@file=$(head -n 1 in-container.txt)@@"; echo "@@log=$(git log -1 --format=%s)@@"; echo "@@END$((40+2))@@"; exit');
+    expect(await shell.exit()).toBe(0);
+    expect(shell.out).toContain("@@file=uid=1000 gid=1000@@");
+    expect(shell.out).toContain("@@log=agent: commit made in the container@@");
+    expect(shell.out).not.toContain(SECRET_VALUE);
+  }, 400_000);
 
   it("refuses, each in one line with exit 1: an unknown run, an expired run, --publish with a bind address", async () => {
     await startWorker();

@@ -2,7 +2,7 @@
 // library (dry runs, script agent), real Redis and real directories. What is kept, its reap at its time, a
 // pin moving the one reap job, 0 = off sweeping, and bad input. (Opening a sandbox: containers/sandbox-open.)
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Queue } from "bullmq";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -180,6 +180,27 @@ describe("SANDBOX_RETENTION_HOURS=0", () => {
     expect(third.status).toBe("ok");
     expect(readdirSync(s.runsDir)).toEqual([]);
     expect(await retention.getJob(reapJobId(third.run_id))).toBeUndefined();
+  }, 180_000);
+});
+
+describe("boot sweep", () => {
+  it("removes unfinished directories of runs not active, never what is not named like a run, and re-makes a lost reap job at the run's expiry", async () => {
+    const w = await startWorker();
+    const result = await run("agent/sweep");
+    const ended = Date.parse(metaOf(result.run_id).ended_at);
+    await w.stop();
+    // A Redis that lost its jobs; a run that died before it was retained; an operator's own file.
+    await (await retention.getJob(reapJobId(result.run_id)))!.remove();
+    const unfinished = dirOf("run-00000000-0000-4000-8000-00000000abcd");
+    mkdirSync(join(unfinished, "job"), { recursive: true });
+    writeFileSync(join(unfinished, "job", "session.log"), "half a run\n");
+    mkdirSync(join(s.runsDir, "notes"));
+
+    await startWorker();
+    expect(existsSync(unfinished)).toBe(false);
+    expect(existsSync(join(s.runsDir, "notes"))).toBe(true);
+    expect(existsSync(dirOf(result.run_id))).toBe(true);
+    expect(Math.abs((await reapDueAt(s.redis, retention, result.run_id))! - (ended + 24 * H))).toBeLessThan(1000);
   }, 180_000);
 });
 
