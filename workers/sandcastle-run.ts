@@ -63,7 +63,10 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   const retention = new RunRetention({ runsDir: config.runsDir, windowMs: config.SANDBOX_RETENTION_HOURS * 3_600_000, defaultImage: config.SANDCASTLE_IMAGE, log });
   /** Retention is best-effort: the run's outcome stands whatever happens to its copy. */
   const retain = async (request: SandcastleRunRequest, result: SandcastleRunResult) => {
-    const kept = await retention.keep(result.run_id, request, result);
+    const kept = await retention.keep(result.run_id, request, result).catch((err: Error) => {
+      log.warn({ run_id: result.run_id, err: err.message }, "could not retain the run's workspace");
+      return null;
+    });
     if (kept !== null) await scheduleReap(deps.queues.sandboxRetention, { run_id: result.run_id }, kept.expiresAt).catch((err: Error) => log.warn({ run_id: result.run_id, err: err.message }, "could not schedule the retained workspace's reap; the next worker start will"));
   };
 
@@ -105,7 +108,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
           runId,
           request,
           signal,
-          sinks: [sessionLogSink(logWriter, sessionLogKey(prefix, request.session_id), config.SESSION_LOG_MAX_MB * 2 ** 20), budgetedJobLogSink((text) => job.log(text), request.session_id), ...(retention.enabled ? [retention.logSink(runId)] : [])],
+          sinks: [sessionLogSink(logWriter, sessionLogKey(prefix, request.session_id), config.SESSION_LOG_MAX_MB * 2 ** 20), budgetedJobLogSink((text) => job.log(text), request.session_id), retention.logSink(runId)],
           onSpawn: (pid) => jlog.info({ pid }, "run child started"),
           onPhase: (p) => {
             void phase(p);
@@ -121,7 +124,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
         await job.moveToDelayed(Date.now() + CAPACITY_RETRY_MS, token);
         throw new DelayedError();
       }
-      await retention.discard(runId);
+      await retention.discard(runId).catch(() => {});
       throw err;
     } finally {
       control.unregister(runId);

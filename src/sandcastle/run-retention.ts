@@ -11,7 +11,7 @@ import { promisify } from "node:util";
 import type { Logger } from "../log.js";
 import { containerEngine, effectiveSandbox, type SandcastleRunRequest, type SandcastleRunResult } from "./contract.js";
 import { SANDBOX_HOME } from "./container-args.js";
-import { ensureRunsDir, JOB_DIR, META_FILE, readMeta, retainedDir, WORKSPACE_DIR, writeMeta, type RetainedMeta } from "./retained-runs.js";
+import { ensureRunsDir, JOB_DIR, META_FILE, readMeta, retainedDir, RunId, WORKSPACE_DIR, writeMeta, type RetainedMeta } from "./retained-runs.js";
 import { entryPieces, type BatchSink } from "./session-log.js";
 
 const execFileAsync = promisify(execFile);
@@ -54,8 +54,14 @@ export class RunRetention {
     return this.opts.windowMs > 0;
   }
 
+  /** Retention is for runs whose id is a run id (`run-<uuid>`, as enqueue makes them): nothing else becomes a path. */
+  private retains(runId: string): boolean {
+    return this.enabled && RunId.safeParse(runId).success;
+  }
+
   /** The run's redacted lines into job/session.log as they are stored; the directory is made on the first line. */
   logSink(runId: string): BatchSink {
+    if (!this.retains(runId)) return async () => {};
     return async (entries) => {
       let log = this.logs.get(runId);
       if (log === undefined) {
@@ -77,8 +83,9 @@ export class RunRetention {
   /** Retains the run; null when nothing is (off, skipped, no branch to open). Never throws for a run's own state. */
   async keep(runId: string, request: SandcastleRunRequest, result: SandcastleRunResult): Promise<Kept | null> {
     await this.closeLog(runId);
+    if (!RunId.safeParse(runId).success) return null;
     const dir = retainedDir(this.opts.runsDir, runId);
-    if (!this.enabled || result.status === "skipped") {
+    if (!this.retains(runId) || result.status === "skipped") {
       await rm(dir, { recursive: true, force: true });
       return null;
     }
@@ -116,7 +123,7 @@ export class RunRetention {
       await writeFile(join(jobDir, "result.json"), `${JSON.stringify(result, null, 2)}\n`, { mode: 0o600 });
       for (const name of await readdir(request.prompt_template_dir).catch(() => [] as string[])) {
         const from = join(request.prompt_template_dir, name);
-        if (name.endsWith(".md") && statSync(from).isFile()) await copyFile(from, join(jobDir, "prompt", name));
+        if (name.endsWith(".md") && statSync(from, { throwIfNoEntry: false })?.isFile()) await copyFile(from, join(jobDir, "prompt", name));
       }
       // The sandbox's user reads /job: readable by all inside the 0700 run directory.
       await execFileAsync("chmod", ["-R", "a+rX", "--", jobDir]);
@@ -149,6 +156,7 @@ export class RunRetention {
   /** A run that ended without a result (its processor threw): whatever was started for it goes. */
   async discard(runId: string): Promise<void> {
     await this.closeLog(runId);
+    if (!RunId.safeParse(runId).success) return;
     if (!existsSync(join(retainedDir(this.opts.runsDir, runId), META_FILE))) await rm(retainedDir(this.opts.runsDir, runId), { recursive: true, force: true });
   }
 
