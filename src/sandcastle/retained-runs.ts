@@ -7,6 +7,7 @@ import { lstat, mkdir, readdir, readFile, rename, rm, writeFile, chmod } from "n
 import { join } from "node:path";
 import { z } from "zod";
 import { InvalidInputError } from "../invalid-input.js";
+import { SandboxField } from "./contract.js";
 
 /** A run id is the BullMQ job id `run-<uuid>`; nothing else ever becomes a path here. */
 export const RunId = z.string().regex(/^run-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "must be a run id: run-<uuid>");
@@ -22,7 +23,7 @@ export const RetainedMeta = z
     branch: z.string(),
     status: z.string(),
     /** The sandbox the run used (docker, podman, noSandbox, custom:<name>). */
-    provider: z.string(),
+    provider: SandboxField,
     /** The image a sandbox opens: the run's own, or the one a container run would have used. */
     image: z.string(),
     /** Where the run's agent saw its worktree inside a run container; the sandbox mounts it there. */
@@ -65,7 +66,13 @@ export async function readMeta(runsDir: string, runId: string): Promise<Retained
   } catch {
     return null;
   }
-  const parsed = RetainedMeta.safeParse(JSON.parse(text));
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return null; // cut short (a crash mid-write): the directory counts as unfinished
+  }
+  const parsed = RetainedMeta.safeParse(json);
   return parsed.success ? parsed.data : null;
 }
 

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { scheduleReap } from "../../../queues/index.js";
 import { SandboxRefusedError } from "../../errors.js";
-import { containerEngine, type SandboxField } from "../../sandcastle/contract.js";
+import { containerEngine } from "../../sandcastle/contract.js";
 import { expiresAt, formatBytes, JOB_DIR, listRetained, parseRunId, pinned, readMeta, retainedDir, timeLeft, WORKSPACE_DIR, writeMeta, type RetainedMeta } from "../../sandcastle/retained-runs.js";
 import { EngineSandboxes, parsePublish, sandboxName, sandboxRunArgs, type Publish } from "../../sandcastle/sandbox-shell.js";
 import type { Runtime } from "../runtime.js";
@@ -79,7 +79,7 @@ export async function sandboxOpenCommand(rt: Runtime, runIdInput: string, opts: 
   const publish: Publish | undefined = opts.publish !== undefined ? parsePublish(opts.publish) : undefined;
   let meta = await liveRun(rt, runId);
   const sandboxes = liveness(rt);
-  const engine = containerEngine(meta.provider as SandboxField);
+  const engine = containerEngine(meta.provider);
   const cli = sandboxes.clis.find((c) => c.engine === engine) ?? sandboxes.clis[0];
   if (cli === undefined) throw new SandboxRefusedError("sandbox open needs docker or podman on PATH (or SANDCASTLE_CONTAINER_CLI)");
   const open = (await sandboxes.openSandboxes()).get(meta.run_id);

@@ -184,7 +184,7 @@ describe("SANDBOX_RETENTION_HOURS=0", () => {
 });
 
 describe("boot sweep", () => {
-  it("removes unfinished directories of runs not active, never what is not named like a run, and re-makes a lost reap job at the run's expiry", async () => {
+  it("removes unfinished (or cut short) directories of runs not active, never what is not named like a run, and re-makes a lost reap job at the run's expiry", async () => {
     const w = await startWorker();
     const result = await run("agent/sweep");
     const ended = Date.parse(metaOf(result.run_id).ended_at);
@@ -195,9 +195,13 @@ describe("boot sweep", () => {
     mkdirSync(join(unfinished, "job"), { recursive: true });
     writeFileSync(join(unfinished, "job", "session.log"), "half a run\n");
     mkdirSync(join(s.runsDir, "notes"));
+    const cutShort = dirOf("run-00000000-0000-4000-8000-00000000abce");
+    mkdirSync(cutShort);
+    writeFileSync(join(cutShort, "retained.json"), '{"run_id": "run-0');
 
     await startWorker();
     expect(existsSync(unfinished)).toBe(false);
+    expect(existsSync(cutShort)).toBe(false);
     expect(existsSync(join(s.runsDir, "notes"))).toBe(true);
     expect(existsSync(dirOf(result.run_id))).toBe(true);
     expect(Math.abs((await reapDueAt(s.redis, retention, result.run_id))! - (ended + 24 * H))).toBeLessThan(1000);
