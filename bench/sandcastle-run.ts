@@ -50,6 +50,7 @@ function scratch(bin: string): Scratch {
     SANDCASTLE_CONFIG_DIR: configDir,
     ENV_MANIFEST_DIR: manifests,
     AUDIT_LOG_PATH: join(dir, "audit.jsonl"),
+    RUNS_DIR: join(dir, "runs"),
     LOG_LEVEL: "silent",
   };
   return { dir, manifests, configDir, env };

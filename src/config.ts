@@ -114,7 +114,12 @@ const EnvSchema = z.object({
   /** One Linear request longer than this is abandoned (and retried after a lookup, never blindly). */
   LINEAR_TIMEOUT_MS: int(100, 300_000).default(15_000),
 
-  SANDBOX_RETENTION_HOURS: int(0, 24 * 365).default(24),
+  /** How long a finished run's workspace stays re-openable; 0 = off (nothing kept, and a worker's start removes what was). Fractions allowed (0.5 = 30 min). */
+  SANDBOX_RETENTION_HOURS: z.coerce
+    .number({ error: "takes a number of hours (0 = off)" })
+    .min(0, "takes a number of hours ≥ 0 (0 = off)")
+    .max(24 * 365, `takes a number of hours ≤ ${24 * 365}`)
+    .default(24),
   SANDBOX_PIN_DAYS: int(1, 365).default(7),
   SANDBOX_IDLE_MINUTES: int(0, 24 * 60).default(30),
   RUNS_DIR: optionalText,

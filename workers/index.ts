@@ -33,7 +33,7 @@ export async function startWorkers(input: StartWorkersInput): Promise<RunningWor
   // The cap is global: BullMQ enforces it across every worker process on this Redis.
   await input.queues.sandcastleRun.setGlobalConcurrency(config.MAX_CONCURRENT_SANDCASTLE_RUNS);
 
-  const specs: QueueWorkerSpec[] = [await createSandcastleRunWorker(deps), await createMargotIntentWorker(deps), createSandboxRetentionWorker()];
+  const specs: QueueWorkerSpec[] = [await createSandcastleRunWorker(deps), await createMargotIntentWorker(deps), await createSandboxRetentionWorker(deps)];
 
   const workers = specs.map((spec) => {
     const worker = new Worker(spec.name, spec.processor, {

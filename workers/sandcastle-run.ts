@@ -1,6 +1,6 @@
 // Thin processor for sandcastle-run: validate the payload, run it through src/sandcastle, map the outcome to BullMQ.
 import { DelayedError, UnrecoverableError, type Job } from "bullmq";
-import { failedRunReason, lostRunResult, RUN_JOB, runProgress, SANDCASTLE_RUN_QUEUE, SandcastleRunRequest, STALLED_REASON, storeRunResult } from "../queues/index.js";
+import { failedRunReason, lostRunResult, RUN_JOB, runProgress, SANDCASTLE_RUN_QUEUE, SandcastleRunRequest, scheduleReap, STALLED_REASON, storeRunResult } from "../queues/index.js";
 import { formatIssues } from "../src/invalid-input.js";
 import { jobLogger } from "../src/log.js";
 import { createRedisClient } from "../src/redis/connect.js";
@@ -10,6 +10,7 @@ import { removeRunDir, resolveConfigDir, sweepRunDirs } from "../src/sandcastle/
 import { deploymentLabel, RunContainers } from "../src/sandcastle/run-containers.js";
 import type { SandboxSettings } from "../src/sandcastle/contract.js";
 import { RunControl } from "../src/sandcastle/run-control.js";
+import { RunRetention } from "../src/sandcastle/run-retention.js";
 import { RunSlots } from "../src/sandcastle/run-slots.js";
 import { CapacityFullError, runSandcastle, type RunnerDeps } from "../src/sandcastle/runner.js";
 import type { SandcastleRunResult } from "../src/sandcastle/contract.js";
@@ -54,6 +55,16 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
     providers_dir: config.SANDCASTLE_PROVIDERS_DIR ?? null,
   };
 
+  const retention = new RunRetention({ runsDir: config.runsDir, windowMs: config.SANDBOX_RETENTION_HOURS * 3_600_000, defaultImage: config.SANDCASTLE_IMAGE, log });
+  /** Retention is best-effort: the run's outcome stands whatever happens to its copy. */
+  const retain = async (request: SandcastleRunRequest, result: SandcastleRunResult) => {
+    const kept = await retention.keep(result.run_id, request, result).catch((err: Error) => {
+      log.warn({ run_id: result.run_id, err: err.message }, "could not retain the run's workspace");
+      return null;
+    });
+    if (kept !== null) await scheduleReap(deps.queues.sandboxRetention, { run_id: result.run_id }, kept.expiresAt).catch((err: Error) => log.warn({ run_id: result.run_id, err: err.message }, "could not schedule the retained workspace's reap; the next worker start will"));
+  };
+
   const runner: RunnerDeps = {
     sandcastleEnabled: config.sandcastleEnabled,
     child: childCommand(config.SANDCASTLE_BIN),
@@ -93,7 +104,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
           runId,
           request,
           signal,
-          sinks: [sessionLogSink(logWriter, sessionLogKey(prefix, request.session_id), config.SESSION_LOG_MAX_MB * 2 ** 20), budgetedJobLogSink((text) => job.log(text), request.session_id)],
+          sinks: [sessionLogSink(logWriter, sessionLogKey(prefix, request.session_id), config.SESSION_LOG_MAX_MB * 2 ** 20), budgetedJobLogSink((text) => job.log(text), request.session_id), retention.logSink(runId)],
           onSpawn: (pid) => jlog.info({ pid }, "run child started"),
           onPhase: (p) => {
             void phase(p);
@@ -109,6 +120,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
         await job.moveToDelayed(Date.now() + CAPACITY_RETRY_MS, token);
         throw new DelayedError();
       }
+      await retention.discard(runId).catch(() => {});
       throw err;
     } finally {
       control.unregister(runId);
@@ -116,6 +128,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
     jlog.info({ status: result.status, failure_reason: result.failure_reason, skip_reason: result.skip_reason }, "run finished");
     await phase("done");
     await mark(request.session_id, ended(result));
+    await retain(request, result);
     if (result.status === "ok") return result;
     // A run that did not end ok is a failed job (ADR 0010): the result waits beside it for --wait and the API.
     await storeRunResult(deps.redis, deps.queues.sandcastleRun, result);

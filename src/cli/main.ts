@@ -12,6 +12,7 @@ import { enqueueCommand } from "./commands/enqueue.js";
 import { killSwitchCommand } from "./commands/killswitch.js";
 import { logsCommand } from "./commands/logs.js";
 import { redactCommand } from "./commands/redact.js";
+import { refuseWithoutTerminal, sandboxListCommand, sandboxOpenCommand, sandboxPinCommand } from "./commands/sandbox.js";
 import { statusCommand } from "./commands/status.js";
 import { openRuntime, type Runtime } from "./runtime.js";
 
@@ -115,6 +116,26 @@ export function buildProgram(): Command {
     .command("cancel <runId>")
     .description("terminate one run (or drop it if still waiting), from any process")
     .action(oneShot((rt, runId: string) => cancelCommand(rt, runId)));
+  const sandbox = program.command("sandbox").description("retained run workspaces: list them, pin one, open a shell in one");
+  sandbox
+    .command("list")
+    .description("retained runs: id, session, branch, size, OPEN / time left / pinned")
+    .option("--json", "one JSON object")
+    .action(oneShot((rt, opts) => sandboxListCommand(rt, opts)));
+  sandbox
+    .command("pin <runId>")
+    .description("keep a retained run until now + SANDBOX_PIN_DAYS")
+    .action(oneShot((rt, runId: string) => sandboxPinCommand(rt, runId)));
+  const openSandbox = oneShot((rt, runId: string, opts) => sandboxOpenCommand(rt, runId, opts));
+  sandbox
+    .command("open <runId>")
+    .description("a shell in the run's image and workspace: the run's isolation, no credentials")
+    .option("--publish <port>", "PORT or HOST_PORT:PORT, published on 127.0.0.1 only")
+    .option("--pin", "pin the run before the shell opens")
+    .action(async (runId: string, opts: { publish?: string; pin?: boolean }) => {
+      refuseWithoutTerminal();
+      await openSandbox(runId, opts);
+    });
   return program;
 }
 

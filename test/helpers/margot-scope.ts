@@ -65,6 +65,7 @@ export class MargotScope {
       AUDIT_LOG_PATH: this.auditPath,
       MARGOT_LEDGER_PATH: this.ledgerPath,
       PROJECTS_CONFIG_PATH: this.projectsPath,
+      RUNS_DIR: join(this.dir.path, "runs"),
       SCQ_LOCK_DURATION_MS: "3000",
       SCQ_STALLED_INTERVAL_MS: "1000",
       SCQ_SHUTDOWN_GRACE_SECONDS: "5",

@@ -17,6 +17,8 @@ export class RunScope {
   readonly configDir = join(this.dir.path, "shm");
   readonly manifestDir = join(this.dir.path, "manifests");
   readonly auditPath = join(this.dir.path, "audit.jsonl");
+  /** Retained run workspaces (RUNS_DIR): inside the scope, never the user's state directory. */
+  readonly runsDir = join(this.dir.path, "runs");
   readonly redis: RedisClient;
   readonly queue: Queue;
 
@@ -36,6 +38,7 @@ export class RunScope {
       SANDCASTLE_CONFIG_DIR: this.configDir,
       ENV_MANIFEST_DIR: this.manifestDir,
       AUDIT_LOG_PATH: this.auditPath,
+      RUNS_DIR: this.runsDir,
       ANTHROPIC_API_KEY: SECRET_VALUE,
       SCQ_LOCK_DURATION_MS: "3000",
       SCQ_STALLED_INTERVAL_MS: "1000",
