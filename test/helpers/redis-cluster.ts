@@ -105,8 +105,14 @@ export class TestCluster {
     throw new Error(`no live master serves slot ${slot}`);
   }
 
+  /** Masters as each node says of itself (ROLE): one node's CLUSTER NODES can lag just after a failover. */
   async masters(): Promise<number[]> {
-    return (await this.topology()).filter((n) => n.master).map((n) => n.port);
+    const ports: number[] = [];
+    for (const n of await this.topology()) {
+      const role = await this.ask(n.port, ["ROLE"]);
+      if (n.master && Array.isArray(role) && role[0] === "master") ports.push(n.port);
+    }
+    return ports;
   }
 
   async replicaOf(masterPort: number): Promise<number> {

@@ -66,7 +66,7 @@ describe("on a Redis Cluster", () => {
     // The session log, written by the appender on the slot's master, read back by `logs` through the cluster client.
     const logs = await runCli(["logs", String(requests[0]!.session_id)], s.env());
     expect(logs.code, logs.stderr).toBe(0);
-    expect(logs.stdout).toContain('"type":"run_complete"');
+    expect(logs.stdout).toMatch(/^── run ok/m);
     expect(await readSessionLog(s.redis, sessionLogKey(s.prefix, String(requests[0]!.session_id)))).toEqual(logs.stdout.trimEnd().split("\n"));
 
     // `serve` on the cluster: ready, and a session's log over SSE (a blocking XREAD through the Cluster client).
@@ -77,7 +77,7 @@ describe("on a Redis Cluster", () => {
     const sse = await fetch(`${base}/v1/sessions/${String(requests[1]!.session_id)}/logs`);
     expect(sse.status).toBe(200);
     const events = await sse.text();
-    expect(events).toContain('"type":"run_complete"');
+    expect(events).toContain("── run ok");
     expect(events).toMatch(/^event: end$/m);
 
     const status = await runCli(["status", "--json"], s.env());
