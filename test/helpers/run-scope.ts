@@ -17,17 +17,20 @@ export class RunScope {
   readonly configDir = join(this.dir.path, "shm");
   readonly manifestDir = join(this.dir.path, "manifests");
   readonly auditPath = join(this.dir.path, "audit.jsonl");
-  readonly redis = new Redis(redisUrl());
-  readonly queue = new Queue("sandcastle-run", { connection: this.redis, prefix: this.prefix });
+  readonly redis: Redis;
+  readonly queue: Queue;
 
-  constructor() {
+  /** `url`: another Redis than the run's shared one (a test that kills and restarts its own). */
+  constructor(readonly url: string = redisUrl()) {
+    this.redis = new Redis(url);
+    this.queue = new Queue("sandcastle-run", { connection: this.redis, prefix: this.prefix });
     for (const d of [this.outDir, this.configDir, this.manifestDir]) mkdirSync(d, { recursive: true });
     writeFileSync(join(this.manifestDir, "proj.json"), JSON.stringify({ project_slug: "proj", vars: ["ANTHROPIC_API_KEY"] }));
   }
 
   env(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
     return cliEnv({
-      REDIS_URL: redisUrl(),
+      REDIS_URL: this.url,
       SCQ_KEY_PREFIX: this.prefix,
       TAO_SANDCASTLE_ENABLED: "1",
       SANDCASTLE_BIN: FAKE_CHILD,
@@ -61,6 +64,15 @@ export class RunScope {
     return parseJsonl(existsSync(this.auditPath) ? readFileSync(this.auditPath, "utf8") : "") as Array<Record<string, unknown>>;
   }
 
+  /** How many times each run's child started (fake-child.mjs and tally-child.sh append one line per start). */
+  tally(): Map<string, number> {
+    const path = join(this.outDir, "tally");
+    const counts = new Map<string, number>();
+    if (!existsSync(path)) return counts;
+    for (const id of readFileSync(path, "utf8").split("\n").filter(Boolean)) counts.set(id, (counts.get(id) ?? 0) + 1);
+    return counts;
+  }
+
   started(runId: string): string {
     return join(this.outDir, `started-${runId}`);
   }
@@ -68,7 +80,7 @@ export class RunScope {
   async close(): Promise<void> {
     await this.queue.close();
     this.redis.disconnect();
-    await deletePrefix(redisUrl(), this.prefix);
+    await deletePrefix(this.url, this.prefix);
     this.dir.remove();
   }
 }
