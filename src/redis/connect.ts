@@ -4,7 +4,7 @@ import { AppError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { EmbeddedRedis } from "./embedded.js";
 import { assertNoEviction } from "./eviction-policy.js";
-import { describeTarget, redisOptions, type RedisTarget } from "./target.js";
+import { describeTarget, redisOptions, type RedisRole, type RedisTarget } from "./target.js";
 
 export interface RedisSite {
   readonly target: RedisTarget;
@@ -34,7 +34,7 @@ export async function resolveRedisSite(settings: SiteSettings, log: Logger, onOt
  * A connection that is ready, or a clear error. Producers use it to fail fast;
  * workers use the same check once at start before handing retries to ioredis.
  */
-export async function connectRedis(target: RedisTarget, role: "worker" | "producer", timeoutMs = 5000): Promise<Redis> {
+export async function connectRedis(target: RedisTarget, role: RedisRole, timeoutMs = 5000): Promise<Redis> {
   const redis = new Redis({ ...redisOptions(target, role), lazyConnect: true });
   // Errors surface through connect(); without a listener ioredis prints them as unhandled.
   redis.on("error", () => {});

@@ -17,13 +17,18 @@ export function describeTarget(target: RedisTarget): string {
 }
 
 /**
- * ioredis options for one role. Workers retry forever (BullMQ requires maxRetriesPerRequest null);
- * producers give up fast so an enqueue against a dead Redis fails loudly instead of hanging.
+ * Who holds a connection. `worker`: retries forever (BullMQ requires maxRetriesPerRequest null).
+ * `producer` (a CLI command): gives up fast, so an enqueue against a dead Redis fails loudly instead of hanging.
+ * `server` (the HTTP side of a long-running process): reconnects forever, but while Redis is away a command
+ * fails at once rather than waiting in a queue, where it would run (enqueue a job) long after its request was answered.
  */
-export function redisOptions(target: RedisTarget, role: "worker" | "producer"): RedisOptions {
+export type RedisRole = "worker" | "producer" | "server";
+
+export function redisOptions(target: RedisTarget, role: RedisRole): RedisOptions {
   const base: RedisOptions =
     target.kind === "socket" ? { path: target.path } : urlOptions(target.url);
   if (role === "worker") return { ...base, maxRetriesPerRequest: null, enableReadyCheck: true };
+  if (role === "server") return { ...base, maxRetriesPerRequest: 0, enableOfflineQueue: false, enableReadyCheck: true };
   return {
     ...base,
     maxRetriesPerRequest: 1,
