@@ -15,7 +15,8 @@ export type AppErrorKind =
   | "review_channel_failed"
   | "linear_failed"
   | "margot_bridge_failed"
-  | "projects_config_invalid";
+  | "projects_config_invalid"
+  | "audit_unwritable";
 
 export class AppError extends Error {
   constructor(
@@ -99,5 +100,15 @@ export class BridgeError extends AppError {
 export class ProjectsConfigError extends AppError {
   constructor(message: string) {
     super("projects_config_invalid", message);
+  }
+}
+
+/** An audit row could not be written (ENOSPC, ENOTDIR, EACCES…): nothing that needs its row may go ahead. */
+export class AuditUnwritableError extends AppError {
+  constructor(
+    readonly path: string,
+    cause: unknown,
+  ) {
+    super("audit_unwritable", `the audit log (AUDIT_LOG_PATH) ${path} cannot be written: ${cause instanceof Error ? cause.message : String(cause)}`, true);
   }
 }

@@ -1,4 +1,5 @@
 // The audit trail (AUDIT_LOG_PATH): validated rows from the closed event set, redacted, one whole line each.
+import { AuditUnwritableError } from "../errors.js";
 import { formatIssues } from "../invalid-input.js";
 import type { Redactor } from "../redact/index.js";
 import { AuditEvent } from "./events.js";
@@ -23,7 +24,11 @@ export class AuditLog {
     const parsed = AuditEvent.safeParse(event);
     if (!parsed.success) throw new Error(`audit row ${event.type} is invalid: ${formatIssues(parsed.error)}`);
     const redact = (text: string) => (extraRedactor ? extraRedactor.line(this.redactor.line(text)) : this.redactor.line(text));
-    await this.appender.append(redactStrings({ ts: new Date().toISOString(), ...parsed.data }, redact) as object);
+    try {
+      await this.appender.append(redactStrings({ ts: new Date().toISOString(), ...parsed.data }, redact) as object);
+    } catch (err) {
+      throw new AuditUnwritableError(this.path, err);
+    }
   }
 
   close(): Promise<void> {

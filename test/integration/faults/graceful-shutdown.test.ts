@@ -23,10 +23,10 @@ describe("graceful shutdown under load", () => {
     const first = new CliProcess(["worker"], s.env({ SCQ_SHUTDOWN_GRACE_SECONDS: "30" }));
     await first.waitForOutput(/workers running/);
     const enqueue = async (extraEnv: Record<string, string>) => (await enqueueRun(s.queue, s.request({}, extraEnv), { envManifestDir: s.manifestDir })).runId;
-    const active = [];
+    const active: string[] = [];
     for (let i = 0; i < 3; i++) active.push(await enqueue({ FAKE_MODE: "hold", HOLD_MS: "10000" }));
     await waitFor(() => active.every((id) => s.tally().has(id)), 30_000, () => "3 runs to be running");
-    const waiting = [];
+    const waiting: string[] = [];
     for (let i = 0; i < 100; i++) waiting.push(await enqueue({}));
     // Still 3 active (each holds 10 s) and 100 waiting when the signal comes.
     expect(await s.queue.getJobCounts("active", "waiting")).toEqual({ active: 3, waiting: 100 });

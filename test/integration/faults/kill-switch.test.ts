@@ -25,7 +25,7 @@ describe("kill switch under load", () => {
     const enqueue = async (mode: string) => (await enqueueRun(s.queue, s.request({}, { FAKE_MODE: mode }), { envManifestDir: s.manifestDir })).runId;
     const active = [await enqueue("sleep"), await enqueue("sleep"), await enqueue("sleep")];
     await waitFor(() => active.every((id) => existsSync(join(s.outDir, `grandchild-${id}`))), 30_000, () => "3 runs to be running");
-    const waiting = [];
+    const waiting: string[] = [];
     for (let i = 0; i < 5; i++) waiting.push(await enqueue("ok"));
     expect(await s.queue.getWaitingCount()).toBe(5);
     const grandchildren = active.map((id) => Number(readFileSync(join(s.outDir, `grandchild-${id}`), "utf8")));
