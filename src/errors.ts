@@ -16,7 +16,8 @@ export type AppErrorKind =
   | "linear_failed"
   | "margot_bridge_failed"
   | "projects_config_invalid"
-  | "sandbox_refused";
+  | "sandbox_refused"
+  | "audit_unwritable";
 
 export class AppError extends Error {
   constructor(
@@ -107,5 +108,15 @@ export class ProjectsConfigError extends AppError {
 export class SandboxRefusedError extends AppError {
   constructor(message: string) {
     super("sandbox_refused", message);
+  }
+}
+
+/** An audit row could not be written (ENOSPC, ENOTDIR, EACCES…): nothing that needs its row may go ahead. */
+export class AuditUnwritableError extends AppError {
+  constructor(
+    readonly path: string,
+    cause: unknown,
+  ) {
+    super("audit_unwritable", `the audit log (AUDIT_LOG_PATH) ${path} cannot be written: ${cause instanceof Error ? cause.message : String(cause)}`, true);
   }
 }

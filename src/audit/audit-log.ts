@@ -1,5 +1,6 @@
 // The audit trail (AUDIT_LOG_PATH): validated rows from the closed event set, redacted, one whole line each,
 // hash-chained so an edit shows (chain.ts, ADR 0019).
+import { AuditUnwritableError } from "../errors.js";
 import { formatIssues } from "../invalid-input.js";
 import type { Redactor } from "../redact/index.js";
 import { AuditEvent } from "./events.js";
@@ -24,7 +25,11 @@ export class AuditLog {
     const parsed = AuditEvent.safeParse(event);
     if (!parsed.success) throw new Error(`audit row ${event.type} is invalid: ${formatIssues(parsed.error)}`);
     const redact = (text: string) => (extraRedactor ? extraRedactor.line(this.redactor.line(text)) : this.redactor.line(text));
-    this.log.append(redactStrings({ ts: new Date().toISOString(), ...parsed.data }, redact) as Record<string, unknown>);
+    try {
+      this.log.append(redactStrings({ ts: new Date().toISOString(), ...parsed.data }, redact) as Record<string, unknown>);
+    } catch (err) {
+      throw new AuditUnwritableError(this.path, err);
+    }
   }
 
   async close(): Promise<void> {

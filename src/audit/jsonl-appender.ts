@@ -10,7 +10,8 @@ export class JsonlAppender {
   constructor(readonly path: string) {}
 
   private file(): Promise<FileHandle> {
-    this.handle ??= (async () => {
+    if (this.handle) return this.handle;
+    const opening = (async () => {
       await mkdir(dirname(this.path), { recursive: true });
       const fh = await open(this.path, "a", 0o600);
       // A torn last line (a writer killed mid-append) must not swallow our first row.
@@ -27,7 +28,12 @@ export class JsonlAppender {
       }
       return fh;
     })();
-    return this.handle;
+    this.handle = opening;
+    // A path that cannot be opened now (a missing mount, a full disk) is tried again by the next row.
+    opening.catch(() => {
+      if (this.handle === opening) this.handle = null;
+    });
+    return opening;
   }
 
   /** Resolves once the row is written (and fsynced when asked); rejects on ENOSPC/EIO so callers do not report success. */
@@ -53,7 +59,8 @@ export class JsonlAppender {
 
   async close(): Promise<void> {
     await this.tail;
-    if (this.handle) await (await this.handle).close();
+    const fh = await this.handle?.catch(() => null);
+    await fh?.close();
     this.handle = null;
   }
 }

@@ -28,6 +28,7 @@ import type { KillSwitch } from "../control/kill-switch.js";
 import { InvalidInputError, type FieldProblem } from "../errors.js";
 import { issueList } from "../invalid-input.js";
 import type { Logger } from "../log.js";
+import { isRedisUnavailable, REDIS_UNAVAILABLE_MESSAGE } from "../redis/unavailable.js";
 import { MargotResearchCompletion } from "../margot/contract.js";
 import type { SandcastleRunResult } from "../sandcastle/contract.js";
 import type { RunSlots } from "../sandcastle/run-slots.js";
@@ -190,6 +191,7 @@ export function apiRouter(deps: ApiDeps): Router {
     const e = err as { status?: number; type?: string; message?: string };
     if (e.type === "entity.too.large") return problem(res, 413, "body_too_large", `the body is over ${API_BODY_LIMIT_BYTES / 1024} KiB`);
     if (e.type === "entity.parse.failed") return problem(res, 400, "invalid_json", "the body is not valid JSON", [{ field: "(top level)", problem: "is not valid JSON" }]);
+    if (isRedisUnavailable(err)) return problem(res, 503, "redis_unavailable", REDIS_UNAVAILABLE_MESSAGE);
     deps.log.error({ err: e.message }, "API request failed");
     problem(res, 500, "internal_error", "the request could not be handled; see the server's log");
   });

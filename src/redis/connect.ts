@@ -5,7 +5,7 @@ import { AppError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { EmbeddedRedis } from "./embedded.js";
 import { assertNoEviction } from "./eviction-policy.js";
-import { clusterOptions, describeTarget, redisOptions, type ClusterNode, type RedisTarget, type Role } from "./target.js";
+import { clusterOptions, describeTarget, redisOptions, type ClusterNode, type RedisTarget, type RedisRole } from "./target.js";
 
 /** One Redis server or a Redis Cluster: every module takes this, never a bare Redis. */
 export type RedisClient = Redis | Cluster;
@@ -37,7 +37,7 @@ export async function resolveRedisSite(settings: SiteSettings, log: Logger, onOt
 }
 
 /** A client not yet connected (lazyConnect): a Cluster for cluster targets, else one Redis connection. */
-export function createRedisClient(target: RedisTarget, role: Role): RedisClient {
+export function createRedisClient(target: RedisTarget, role: RedisRole): RedisClient {
   if (target.kind === "cluster") return new Cluster(target.nodes.map((n) => ({ host: n.host, port: n.port })), { ...clusterOptions(target, role), lazyConnect: true });
   return new Redis({ ...redisOptions(target, role), lazyConnect: true });
 }
@@ -46,7 +46,7 @@ export function createRedisClient(target: RedisTarget, role: Role): RedisClient 
  * A connection that is ready, or a clear error. Producers use it to fail fast;
  * workers use the same check once at start before handing retries to ioredis.
  */
-export async function connectRedis(target: RedisTarget, role: Role, timeoutMs = 5000): Promise<RedisClient> {
+export async function connectRedis(target: RedisTarget, role: RedisRole, timeoutMs = 5000): Promise<RedisClient> {
   const redis = createRedisClient(target, role);
   // Errors surface through connect(); without a listener ioredis prints them as unhandled.
   redis.on("error", () => {});

@@ -18,7 +18,7 @@ export type RedisTarget =
       readonly tls: boolean;
     };
 
-export type Role = "worker" | "producer";
+export type RedisRole = "worker" | "producer" | "server";
 
 /** For humans and `status`: the URL with any password masked; a cluster as its seed nodes. */
 export function describeTarget(target: RedisTarget): string {
@@ -51,13 +51,16 @@ export function parseClusterNodes(text: string): { nodes: ClusterNode[] } | { ba
 }
 
 /**
- * ioredis options for one role. Workers retry forever (BullMQ requires maxRetriesPerRequest null);
- * producers give up fast so an enqueue against a dead Redis fails loudly instead of hanging.
- * For a cluster these are the options of each node's connection.
+ * ioredis options for one role (for a cluster, each node's connection).
+ * `worker`: retries forever (BullMQ requires maxRetriesPerRequest null).
+ * `producer` (a CLI command): gives up fast, so an enqueue against a dead Redis fails loudly instead of hanging.
+ * `server` (the HTTP side of a long-running process): reconnects forever, but while Redis is away a command
+ * fails at once rather than waiting in a queue, where it would run (enqueue a job) long after its request was answered.
  */
-export function redisOptions(target: RedisTarget, role: Role): RedisOptions {
+export function redisOptions(target: RedisTarget, role: RedisRole): RedisOptions {
   const base: RedisOptions = target.kind === "socket" ? { path: target.path } : target.kind === "cluster" ? clusterNodeOptions(target) : urlOptions(target.url);
   if (role === "worker") return { ...base, maxRetriesPerRequest: null, enableReadyCheck: true };
+  if (role === "server") return { ...base, maxRetriesPerRequest: 0, enableOfflineQueue: false, enableReadyCheck: true };
   return {
     ...base,
     maxRetriesPerRequest: 1,
@@ -68,14 +71,14 @@ export function redisOptions(target: RedisTarget, role: Role): RedisOptions {
 }
 
 /** ioredis Cluster options for one role: the node options above, plus how long to wait out a failover. */
-export function clusterOptions(target: Extract<RedisTarget, { kind: "cluster" }>, role: Role): ClusterOptions {
+export function clusterOptions(target: Extract<RedisTarget, { kind: "cluster" }>, role: RedisRole): ClusterOptions {
   const node = redisOptions(target, role);
   const { maxRetriesPerRequest, enableOfflineQueue, ...redisOpts } = node;
   return {
     redisOptions: { ...redisOpts, ...(maxRetriesPerRequest !== undefined ? { maxRetriesPerRequest } : {}) },
     ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
-    // A master's failover takes about cluster-node-timeout: workers wait it out, producers fail within seconds.
-    clusterRetryStrategy: role === "worker" ? (times) => Math.min(100 * times, 2000) : (times) => (times > 2 ? null : 200 * times),
+    // A failover takes about cluster-node-timeout: workers and servers wait it out, producers fail within seconds.
+    clusterRetryStrategy: role === "producer" ? (times) => (times > 2 ? null : 200 * times) : (times) => Math.min(100 * times, 2000),
     retryDelayOnFailover: 200,
     retryDelayOnClusterDown: 300,
     retryDelayOnTryAgain: 100,

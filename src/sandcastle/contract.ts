@@ -33,6 +33,7 @@ export const FAILURE_REASONS = [
   "worker_shutdown",
   "agent_failed",
   "invalid_payload",
+  "audit_unwritable",
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 

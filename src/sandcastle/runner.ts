@@ -19,7 +19,7 @@ import type { StopRequest } from "./run-control.js";
 import { LineBatcher, type BatchSink } from "./session-log.js";
 import { readRecord, RECORD_MARK_BYTE, renderRecord, type RunCompleteOutcome } from "./protocol.js";
 import { supervise } from "./supervise.js";
-import { CapacityFullError } from "../errors.js";
+import { AuditUnwritableError, CapacityFullError } from "../errors.js";
 
 export { CapacityFullError };
 
@@ -77,15 +77,45 @@ export function endLine(result: SandcastleRunResult): string {
   return `── run ${result.status}${reason !== null ? ` (${reason})` : ""}${result.message ? `: ${result.message}` : ""}`;
 }
 
+/** What a run got to before its audit log failed. */
+interface AuditProgress {
+  rows: number;
+  spawned: boolean;
+}
+
 export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<SandcastleRunResult> {
-  const { runId, request } = input;
   const started = Date.now();
+  const progress: AuditProgress = { rows: 0, spawned: false };
+  try {
+    return await runAudited(input, deps, started, progress);
+  } catch (err) {
+    if (!(err instanceof AuditUnwritableError)) throw err;
+    // The audit is the record of what agents did with secrets in reach: no run starts, or is reported done, without it.
+    deps.log.error({ run_id: input.runId, err: err.message }, "the audit log cannot be written");
+    return {
+      run_id: input.runId,
+      branch: input.request.branch,
+      commits: [],
+      merged_branch: null,
+      log_tail: [],
+      duration_seconds: (Date.now() - started) / 1000,
+      audit_row_count: progress.rows,
+      status: "failed",
+      skip_reason: null,
+      failure_reason: "audit_unwritable",
+      exit_code: null,
+      message: `${err.message}; ${progress.spawned ? "the run's child ran, but how it ended could not be audited" : "the run was not started"}`,
+    };
+  }
+}
+
+async function runAudited(input: RunInput, deps: RunnerDeps, started: number, progress: AuditProgress): Promise<SandcastleRunResult> {
+  const { runId, request } = input;
   input.onPhase?.("preflight");
-  let auditRows = 0;
   let redactor: Redactor = createRedactor();
   const emit = async (event: AuditEvent) => {
     await deps.audit.emit(event, redactor);
-    auditRows += 1;
+    progress.rows += 1;
   };
   const base = (): Omit<SandcastleRunResult, "status" | "skip_reason" | "failure_reason" | "exit_code" | "message"> => ({
     run_id: runId,
@@ -94,7 +124,7 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
     merged_branch: null,
     log_tail: [],
     duration_seconds: (Date.now() - started) / 1000,
-    audit_row_count: auditRows,
+    audit_row_count: progress.rows,
   });
   const skipped = async (reason: SkipReason): Promise<SandcastleRunResult> => {
     await emit({ type: "sandcastle_run_skipped", run_id: runId, skip_reason: reason });
@@ -191,6 +221,7 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
       onLine,
       onBlock,
       onSpawn: (pid) => {
+        progress.spawned = true;
         input.onPhase?.("running");
         input.onSpawn?.(pid);
       },
@@ -221,7 +252,7 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
       if (r.status === "ok" && exit.exitCode === 0) {
         const duration = (Date.now() - started) / 1000;
         await emit({ type: "sandcastle_run_ok", run_id: runId, duration_s: duration, commits_count: r.commits.length });
-        return { ...shared, duration_seconds: duration, audit_row_count: auditRows, status: "ok", skip_reason: null, failure_reason: null, exit_code: 0, message: r.message ?? null };
+        return { ...shared, duration_seconds: duration, audit_row_count: progress.rows, status: "ok", skip_reason: null, failure_reason: null, exit_code: 0, message: r.message ?? null };
       }
       const reason: FailureReason = r.status === "ok" ? "nonzero_exit" : (r.failure_reason ?? "agent_failed");
       const failure = await failed(reason, r.message ?? `the run failed (exit ${exit.exitCode})`, exit.exitCode);

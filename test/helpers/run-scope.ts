@@ -66,6 +66,15 @@ export class RunScope {
     return parseJsonl(existsSync(this.auditPath) ? readFileSync(this.auditPath, "utf8") : "") as Array<Record<string, unknown>>;
   }
 
+  /** How many times each run's child started (fake-child.mjs and tally-child.sh append one line per start). */
+  tally(): Map<string, number> {
+    const path = join(this.outDir, "tally");
+    const counts = new Map<string, number>();
+    if (!existsSync(path)) return counts;
+    for (const id of readFileSync(path, "utf8").split("\n").filter(Boolean)) counts.set(id, (counts.get(id) ?? 0) + 1);
+    return counts;
+  }
+
   started(runId: string): string {
     return join(this.outDir, `started-${runId}`);
   }

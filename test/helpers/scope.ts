@@ -38,6 +38,10 @@ export async function deletePrefix(url: string, prefix: string): Promise<void> {
 }
 
 export function sharedRedis(): RedisBackend {
-  const url = redisUrl();
+  return redisAt(redisUrl());
+}
+
+/** A Redis of the test's own (one it kills and restarts), as a backend for the scopes. */
+export function redisAt(url: string): RedisBackend {
   return { env: { REDIS_URL: url }, client: () => new Redis(url, { maxRetriesPerRequest: null }), deletePrefix: (prefix) => deletePrefix(url, prefix) };
 }

@@ -1,10 +1,12 @@
 // `start` (workers + HTTP), `worker` (workers only), `serve` (HTTP only): long-running, stopped by SIGTERM/SIGINT.
-import { enqueueReaction, enqueueResearchCompletion } from "../../../queues/index.js";
+import { enqueueReaction, enqueueResearchCompletion, openQueues } from "../../../queues/index.js";
 import { startWorkers } from "../../../workers/index.js";
 import { AuditLog } from "../../audit/audit-log.js";
 import { BOARD_PATH, startHttpServer } from "../../http/server.js";
 import { TELEGRAM_WEBHOOK_PATH, telegramWebhookRouter } from "../../http/telegram-webhook.js";
+import { KillSwitch } from "../../control/kill-switch.js";
 import { CompletionTailer } from "../../margot/completion-tailer.js";
+import { connectRedis } from "../../redis/connect.js";
 import { createRedactor } from "../../redact/index.js";
 import { DraftStore } from "../../review/draft-store.js";
 import { RunSlots } from "../../sandcastle/run-slots.js";
@@ -43,21 +45,28 @@ export async function serviceCommand(rt: Runtime, parts: { workers: boolean; htt
     }
     const audit = new AuditLog(config.AUDIT_LOG_PATH, createRedactor());
     shutdown.add("http audit log", () => audit.close());
+    // Its own connection, failing at once while Redis is away: a request answered 503 must not enqueue later.
+    const redis = await connectRedis(rt.site.target, "server");
+    shutdown.add("http redis connection", async () => {
+      await redis.quit().catch(() => redis.disconnect());
+    });
+    const queues = openQueues(redis, config.SCQ_KEY_PREFIX);
+    shutdown.add("http queues", () => queues.close());
     const http = await startHttpServer({
       host: config.HOST,
       port: config.PORT,
       tokens: { admin: config.SCQ_API_TOKEN, viewer: config.SCQ_VIEWER_TOKEN },
       allowedHosts: config.allowedHosts,
       boardReadOnly: config.SCQ_BOARD_READ_ONLY === "1",
-      queues: rt.queues,
-      redis: rt.redis,
+      queues,
+      redis,
       target: rt.site.target,
       embeddedRedis: rt.site.embedded !== null,
       prefix: config.SCQ_KEY_PREFIX,
       envManifestDir: config.ENV_MANIFEST_DIR,
-      slots: new RunSlots(rt.redis, config.SCQ_KEY_PREFIX, config.MAX_CONCURRENT_SANDCASTLE_RUNS),
+      slots: new RunSlots(redis, config.SCQ_KEY_PREFIX, config.MAX_CONCURRENT_SANDCASTLE_RUNS),
       audit,
-      killSwitch: rt.killSwitch,
+      killSwitch: new KillSwitch(redis, config.SCQ_KEY_PREFIX, config.KILL_SWITCH_FILE),
       sseMaxClients: config.SCQ_SSE_MAX_CLIENTS,
       log,
       routes: [
@@ -67,8 +76,8 @@ export async function serviceCommand(rt: Runtime, parts: { workers: boolean; htt
           router: telegramWebhookRouter({
             secret: config.TELEGRAM_WEBHOOK_SECRET,
             filter: config.REVIEW_CHAT_ID ? { chatId: config.REVIEW_CHAT_ID, reviewerIds: config.reviewerIds } : null,
-            drafts: new DraftStore(rt.redis, config.SCQ_KEY_PREFIX),
-            enqueueReaction: (input, jobId) => enqueueReaction(rt.queues.margotIntent, input, jobId),
+            drafts: new DraftStore(redis, config.SCQ_KEY_PREFIX),
+            enqueueReaction: (input, jobId) => enqueueReaction(queues.margotIntent, input, jobId),
             log,
           }),
         },

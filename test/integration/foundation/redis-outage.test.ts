@@ -1,57 +1,26 @@
 // Redis goes away for 10 s while workers and the HTTP server run: readiness says so, and work resumes after.
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { enqueueRun } from "../../../queues/index.js";
 import { CliProcess, stopAllCli, waitFor } from "../../helpers/cli.js";
-import { freePort } from "../../helpers/redis-server.js";
+import { DurableRedis } from "../../helpers/durable-redis.js";
 import { RunScope } from "../../helpers/run-scope.js";
 
 const TOKEN = "outage-token-0123456789abcdef";
-let redis: ChildProcess | null = null;
+let redis: DurableRedis | null = null;
 let scope: RunScope | null = null;
-const dir = mkdtempSync(join(tmpdir(), "scqo-"));
-
-function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--maxmemory-policy", "noeviction"], { stdio: "ignore" });
-  return waitFor(async () => {
-    const probe = new Redis(port, "127.0.0.1", { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on("error", () => {});
-    try {
-      await probe.connect();
-      return (await probe.ping()) === "PONG";
-    } catch {
-      return false;
-    } finally {
-      probe.disconnect();
-    }
-  }, 10_000).then(() => child);
-}
-
-async function stopRedis(): Promise<void> {
-  if (!redis) return;
-  const exited = new Promise((r) => redis!.once("exit", r));
-  redis.kill("SIGKILL");
-  await exited;
-  redis = null;
-}
 
 afterEach(async () => {
   await stopAllCli();
-  await stopRedis();
+  await redis?.stop();
   await scope?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe("a Redis outage", () => {
   it("readyz fails while Redis is down 10 s; afterwards the worker takes new jobs again", async () => {
-    const port = await freePort();
-    redis = await startRedis(port);
-    const url = `redis://127.0.0.1:${port}`;
+    redis = await new DurableRedis().start();
+    const url = redis.url;
     scope = new RunScope();
     const s = scope;
     const service = new CliProcess(["start"], s.env({ REDIS_URL: url, PORT: "0", SCQ_API_TOKEN: TOKEN }));
@@ -73,12 +42,12 @@ describe("a Redis outage", () => {
       expect(await ready()).toBe(200);
       expect((await runOne()).status).toBe("ok");
 
-      await stopRedis();
+      await redis.kill();
       await waitFor(async () => (await ready()) === 503, 10_000, () => "readyz to fail");
       await new Promise((r) => setTimeout(r, 10_000));
       expect(await ready()).toBe(503);
 
-      redis = await startRedis(port);
+      await redis.start();
       await waitFor(async () => (await ready()) === 200, 20_000, () => "readyz to recover");
       expect((await runOne()).status).toBe("ok");
     } finally {

@@ -1,28 +1,12 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { HintScanner, minimalHints, type Hint } from "../../../src/redact/hint-scan.js";
 import { createRedactor, KEY_SHAPES, REDACTED } from "../../../src/redact/index.js";
 
-/** Deterministic pseudo-random source (mulberry32), so a failure names a reproducible line. */
-function random(seed: number): (n: number) => number {
-  return (n) => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) % n;
-  };
-}
-
 /** Words of one to three fragments, with separators between them (the shapes want a word start). */
-function randomLine(next: (n: number) => number, fragments: readonly string[], maxWords: number): string {
-  const separators = [" ", ":", ".", "\t", "=", ""];
-  let line = "";
-  const words = 1 + next(maxWords);
-  for (let i = 0; i < words; i++) {
-    const parts = 1 + next(3);
-    for (let j = 0; j < parts; j++) line += fragments[next(fragments.length)] ?? "";
-    line += separators[next(separators.length)] ?? "";
-  }
-  return line;
+function lineOf(fragments: readonly string[], maxWords: number): fc.Arbitrary<string> {
+  const word = fc.tuple(fc.array(fc.constantFrom(...fragments), { minLength: 1, maxLength: 3, size: "max" }), fc.constantFrom(" ", ":", ".", "\t", "=", ""));
+  return fc.array(word, { minLength: 1, maxLength: maxWords, size: "max" }).map((words) => words.map(([parts, sep]) => parts.join("") + sep).join(""));
 }
 
 // Pieces of every shape's prefix and body, so random lines often hold real matches.
@@ -35,17 +19,18 @@ const SHAPE_FRAGMENTS = [
 
 describe("hint scan", () => {
   it("every match of every key shape holds one of that shape's hints", () => {
-    const next = random(7);
     const matched = new Map<string, number>();
-    for (let i = 0; i < 40_000; i++) {
-      const line = randomLine(next, SHAPE_FRAGMENTS, 12);
-      for (const shape of KEY_SHAPES) {
-        for (const match of line.matchAll(new RegExp(shape.source, "g"))) {
-          matched.set(shape.kind, (matched.get(shape.kind) ?? 0) + 1);
-          if (!shape.hints.some((hint) => holdsHint(match[0], hint))) throw new Error(`${shape.kind}: ${JSON.stringify(match[0])} holds no hint`);
+    fc.assert(
+      fc.property(lineOf(SHAPE_FRAGMENTS, 12), (line) => {
+        for (const shape of KEY_SHAPES) {
+          for (const match of line.matchAll(new RegExp(shape.source, "g"))) {
+            matched.set(shape.kind, (matched.get(shape.kind) ?? 0) + 1);
+            expect(shape.hints.some((hint) => holdsHint(match[0], hint)), `${shape.kind}: ${JSON.stringify(match[0])} holds no hint`).toBe(true);
+          }
         }
-      }
-    }
+      }),
+      { numRuns: 40_000 },
+    );
     // Each shape was really exercised, so the check above could have failed for it.
     for (const shape of KEY_SHAPES) expect(matched.get(shape.kind) ?? 0, shape.kind).toBeGreaterThan(0);
   });
@@ -89,13 +74,13 @@ describe("redactor.bytes", () => {
   const FRAGMENTS = [...SHAPE_FRAGMENTS, secret, "A_TOKEN=", "MY_SECRET: ", '"X_KEY":"v"', "\x1b[31m", "\x1b[0m", "-----BEGIN RSA PRIVATE KEY-----", "ü€", "\r", "{", "}"];
 
   it("equals line() on every line, for random blocks", () => {
-    const next = random(11);
-    for (let i = 0; i < 3000; i++) {
-      const lines = Array.from({ length: 1 + next(8) }, () => randomLine(next, FRAGMENTS, 10));
-      const block = Buffer.from(lines.join("\n"), "utf8");
-      const out = redactor.bytes(block).toString("utf8");
-      expect(out, JSON.stringify(lines)).toBe(lines.map((line) => redactor.line(line)).join("\n"));
-    }
+    fc.assert(
+      fc.property(fc.array(lineOf(FRAGMENTS, 10), { minLength: 1, maxLength: 8, size: "max" }), (lines) => {
+        const out = redactor.bytes(Buffer.from(lines.join("\n"), "utf8")).toString("utf8");
+        expect(out).toBe(lines.map((line) => redactor.line(line)).join("\n"));
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it("returns the very same buffer when no line needs redacting", () => {

@@ -1,0 +1,70 @@
+// Fault: the worker process is SIGKILLed while a run's child (the built-in one, driving the real Sandcastle
+// with the script agent) runs. Guarantee: no process of the run survives, the run ends failed / worker_lost
+// once a worker notices, it is never re-run, and its files (run dir with the config, raw log dirs) are gone.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { enqueueRun, readRunResult } from "../../../queues/index.js";
+import { CliProcess, stopAllCli, waitFor } from "../../helpers/cli.js";
+import { makeGitRepo, RunScope } from "../../helpers/run-scope.js";
+import { alive, cleanup, pgrep, trackPid } from "../sandcastle-child/child-harness.js";
+
+const LONG_SLEEP = resolve(import.meta.dirname, "../../fixtures/sandcastle/long-sleep");
+
+let s: RunScope;
+beforeEach(() => {
+  s = new RunScope();
+});
+afterEach(async () => {
+  await stopAllCli();
+  cleanup();
+  await s.close();
+});
+
+/** The raw Sandcastle log and git config dirs the child keeps under /tmp while it runs. */
+const childTempDirs = (runId: string) => readdirSync("/tmp").filter((name) => name.startsWith(`scq-logs-${runId.slice(0, 40)}-`) || name.startsWith(`scq-gitconfig-${runId}-`));
+
+describe("worker SIGKILL mid-run", () => {
+  it("child, agent and the agent's child are gone within 5 s; a new worker records worker_lost, never re-runs it; the run's files are gone", async () => {
+    const repo = join(s.dir.path, "repo");
+    makeGitRepo(repo);
+    const sleepFor = `48.${String(process.pid).padStart(6, "0")}${Math.floor(Math.random() * 1e6)}`;
+    // The built-in child (no SANDCASTLE_BIN): its stdin watchdog is what ends the orphans (ADR 0002).
+    const env = s.env({ SANDCASTLE_BIN: "" });
+    const first = new CliProcess(["worker"], env);
+    await first.waitForOutput(/workers running/);
+    const request = s.request({ repo_workdir: repo, prompt_template_dir: LONG_SLEEP, branch: "agent/lost" }, { SLEEP_FOR: sleepFor });
+    const { runId } = await enqueueRun(s.queue, request, { envManifestDir: s.manifestDir });
+
+    await waitFor(() => pgrep(`sleep ${sleepFor}`).length > 0 && existsSync(join(s.outDir, "agent.pid")), 30_000, () => "the agent's sleep to start");
+    const grandchild = pgrep(`sleep ${sleepFor}`)[0]!;
+    const agent = Number(readFileSync(join(s.outDir, "agent.pid"), "utf8").trim());
+    const child = pgrep(`scq-run-${runId}`)[0]!;
+    for (const pid of [grandchild, agent, child]) trackPid(pid);
+    expect([child, agent, grandchild].map(alive)).toEqual([true, true, true]);
+    // The files the kill must not leave behind exist now, so their absence later means something.
+    expect(existsSync(join(s.configDir, `scq-run-${runId}`))).toBe(true);
+    expect(childTempDirs(runId).length).toBeGreaterThan(0);
+
+    await first.stop("SIGKILL");
+    await waitFor(() => ![child, agent, grandchild].some(alive), 5000, () => `the run's processes to go (alive: ${[child, agent, grandchild].filter(alive).join(", ")})`);
+    await waitFor(() => childTempDirs(runId).length === 0, 5000, () => `the child's temp dirs to go: ${childTempDirs(runId).join(", ")}`);
+
+    const second = new CliProcess(["worker"], env);
+    await second.waitForOutput(/workers running/);
+    const job = await s.queue.getJob(runId);
+    await waitFor(async () => (await job!.getState()) === "failed", 20_000, () => "the lost run to be failed");
+    await waitFor(() => s.auditRows().some((r) => r.type === "sandcastle_run_failed" && r.run_id === runId), 5000, () => "the worker_lost audit row");
+    const rows = s.auditRows().filter((r) => r.run_id === runId);
+    expect(rows.filter((r) => r.type === "sandcastle_run_failed")).toEqual([expect.objectContaining({ failure_reason: "worker_lost" })]);
+    expect(rows.filter((r) => r.type === "sandcastle_run_started")).toHaveLength(1);
+    const result = await readRunResult(s.redis, s.queue, (await s.queue.getJob(runId))!);
+    expect(result).toMatchObject({ run_id: runId, status: "failed", failure_reason: "worker_lost" });
+    await waitFor(() => !existsSync(join(s.configDir, `scq-run-${runId}`)), 5000, () => "the run dir to be removed");
+    expect(readdirSync(s.configDir)).toEqual([]);
+    // Still not re-run a while later: no second agent.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(pgrep(`sleep ${sleepFor}`)).toEqual([]);
+    expect(second.child.exitCode).toBeNull();
+  }, 90_000);
+});
