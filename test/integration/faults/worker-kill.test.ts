@@ -21,7 +21,7 @@ afterEach(async () => {
   await s.close();
 });
 
-/** The raw Sandcastle log and git config dirs the child keeps under /tmp while it runs. */
+/** Where Sandcastle's raw logs and git config went before they moved into the run dir: none may appear (issue 9). */
 const childTempDirs = (runId: string) => readdirSync("/tmp").filter((name) => name.startsWith(`scq-logs-${runId.slice(0, 40)}-`) || name.startsWith(`scq-gitconfig-${runId}-`));
 
 describe("worker SIGKILL mid-run", () => {
@@ -44,7 +44,8 @@ describe("worker SIGKILL mid-run", () => {
     expect([child, agent, grandchild].map(alive)).toEqual([true, true, true]);
     // The files the kill must not leave behind exist now, so their absence later means something.
     expect(existsSync(join(s.configDir, `scq-run-${runId}`))).toBe(true);
-    expect(childTempDirs(runId).length).toBeGreaterThan(0);
+    expect(existsSync(join(s.configDir, `scq-run-${runId}`, "sandcastle-logs"))).toBe(true);
+    expect(childTempDirs(runId)).toEqual([]);
 
     await first.stop("SIGKILL");
     await waitFor(() => ![child, agent, grandchild].some(alive), 5000, () => `the run's processes to go (alive: ${[child, agent, grandchild].filter(alive).join(", ")})`);
