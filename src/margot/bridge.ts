@@ -12,16 +12,15 @@ import { createRedactor } from "../redact/index.js";
 import { DECIDED_STATES, REACTABLE_STATES, type Draft, type DraftStore, type NewDraft } from "../review/draft-store.js";
 import type { MessageRef, ReviewChannel } from "../review/review-channel.js";
 import type { Reaction } from "../review/telegram-updates.js";
-import { classify } from "./classify.js";
+import { assessInSteps } from "./assess.js";
 import type { MargotActionAccepted, MargotIntentResult, MargotResearchCompletion } from "./contract.js";
-import { destructiveVerbsIn } from "./destructive.js";
-import { extractAction } from "./extract.js";
 import { INTENT_MEMORY_S, type IntentRecord, type IntentStore } from "./intents.js";
 import type { MargotLedger } from "./ledger.js";
 import { redactPii, type PiiConfig } from "./pii.js";
 import type { Project } from "./projects.js";
 import type { DraftRateLimit } from "./rate-limit.js";
 import { applyRules } from "./rules.js";
+import { textSlices } from "./text-slices.js";
 import { renderTicket, type TicketInput } from "./ticket.js";
 import { BridgeError } from "../errors.js";
 
@@ -103,6 +102,9 @@ const LINEAR_LEASE_MS = 5 * 60_000;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+// One slice of CPU per step; other jobs (lock renewals among them) run in between.
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export class MargotBridge {
   private readonly now: () => number;
   private readonly newDraftId: () => string;
@@ -116,6 +118,18 @@ export class MargotBridge {
   /** PII (standard strictness) and secret shapes out of anything that leaves the process. */
   outbound(text: string): string {
     return redactPii(this.secrets.text(text), this.deps.settings.pii).text;
+  }
+
+  /** `outbound` for texts that scale with the research body: slice by slice, pausing between slices. */
+  private async outboundInSlices(text: string): Promise<string> {
+    const slices = textSlices(text);
+    if (slices.length === 1) return this.outbound(text);
+    const out: string[] = [];
+    for (const slice of slices) {
+      out.push(this.outbound(slice));
+      await yieldToEventLoop();
+    }
+    return out.join("");
   }
 
   // ------------------------------------------------------------ research completions
@@ -142,12 +156,15 @@ export class MargotBridge {
   private async decide(completion: MargotResearchCompletion, jobKey: string, suppressedUntil: Date | null): Promise<IntentRecord> {
     const { settings } = this.deps;
     const projects = await this.deps.projects();
-    const classification = classify(completion.body);
-    const action = classification.classification === "action_shaped" ? extractAction(completion.body, { projects, interaction_id: completion.interaction_id }) : null;
+    const { classification, action, destructiveVerbs } = await assessInSteps(
+      completion.body,
+      { projects, destructiveVerbs: settings.destructiveVerbs, interactionId: completion.interaction_id },
+      yieldToEventLoop,
+    );
     const outcome = applyRules({
       classification,
       targetRepo: action?.target_repo ?? null,
-      destructiveVerbs: destructiveVerbsIn(completion.body, settings.destructiveVerbs),
+      destructiveVerbs,
       projects,
       suppressedUntil,
     });
@@ -171,7 +188,7 @@ export class MargotBridge {
         interaction_id: completion.interaction_id,
         draft_id: draftId,
         ts: null,
-        research_body: this.outbound(completion.body),
+        research_body: await this.outboundInSlices(completion.body),
         proposed_action_detail: this.outbound(action.proposed_action_detail),
         target_repo: action.target_repo,
         target_candidates: action.candidates,
@@ -185,7 +202,7 @@ export class MargotBridge {
         id: draftId,
         interaction_id: completion.interaction_id,
         title,
-        body: this.outbound(renderTicket(ticket, { via: this.deps.channel.kind })),
+        body: await this.outboundInSlices(renderTicket(ticket, { via: this.deps.channel.kind })),
         ticket,
         target_repo: action.target_repo,
         project: action.project,
@@ -272,7 +289,7 @@ export class MargotBridge {
     const generation = how.kind === "resurfaced" ? draft.generation + 1 : draft.generation;
     const expiresAt = this.now() + this.deps.settings.expiryMs;
     const kind = begin.outcome === "resumed" && how.kind === "new" ? "resent" : how.kind;
-    const ref = await channel.postDraft({ draft_id: id, title: draft.title, body: this.outbound(draft.body), kind, expires_at: iso(expiresAt) });
+    const ref = await channel.postDraft({ draft_id: id, title: draft.title, body: await this.outboundInSlices(draft.body), kind, expires_at: iso(expiresAt) });
     await drafts.mapMessage(ref, id);
     const set: Record<string, string | number | null> = {
       posted_at: iso(this.now()),
@@ -390,7 +407,7 @@ export class MargotBridge {
       : null;
     if (!issue) {
       const tracker = this.deps.issues;
-      const description = this.outbound(renderTicket({ ...draft.ticket, draft_id: draft.id, ts: draft.decided_at ?? iso(this.now()) }, { via: draft.channel }));
+      const description = await this.outboundInSlices(renderTicket({ ...draft.ticket, draft_id: draft.id, ts: draft.decided_at ?? iso(this.now()) }, { via: draft.channel }));
       // One creator at a time per draft: two approvals racing must not both miss the marker and both create.
       const leased = await drafts.withLease(draft.id, "linear", LINEAR_LEASE_MS, async () => {
         const again = await this.mustGet(draft.id);

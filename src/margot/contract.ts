@@ -39,11 +39,21 @@ const nonEmpty = (field: string) =>
 
 const nullableString = (field: string) => z.string({ error: `${field} must be a string or null` }).nullable();
 
+/**
+ * The Margot body size limit, in UTF-8 bytes (README "Margot", ADR 0017). Reading, classifying
+ * and redacting scale with the body; the bridge works in slices so no size holds the event loop
+ * long, and this bound keeps one completion's total work and its Redis footprint bounded too.
+ */
+export const MARGOT_BODY_MAX_BYTES = 1024 * 1024;
+
 /** Input: one completed Margot research run. */
 export const MargotResearchCompletion = z
   .object({
     interaction_id: InteractionId,
-    body: nonEmpty("body"),
+    body: nonEmpty("body").refine((body) => body.length <= MARGOT_BODY_MAX_BYTES && Buffer.byteLength(body, "utf8") <= MARGOT_BODY_MAX_BYTES, {
+      error: (issue) =>
+        `body must be at most ${MARGOT_BODY_MAX_BYTES} bytes of UTF-8 (1 MiB, the Margot body size limit); this one is ${typeof issue.input === "string" ? Buffer.byteLength(issue.input, "utf8") : "?"} bytes`,
+    }),
     originated_at: isoDatetime("originated_at"),
     originating_session_id: nonEmpty("originating_session_id"),
   })

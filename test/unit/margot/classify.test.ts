@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ACTION_CONFIDENCE_FLOOR, classify, splitSentences, type Classification } from "../../../src/margot/classify.js";
+import { ACTION_CONFIDENCE_FLOOR, classify, type Classification } from "../../../src/margot/classify.js";
+import { splitSentences } from "../../../src/margot/reading.js";
 
 interface Sample {
   id: string;

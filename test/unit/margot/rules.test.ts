@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { classify } from "../../../src/margot/classify.js";
+import { readResearch } from "../../../src/margot/reading.js";
 import { destructiveVerbsIn } from "../../../src/margot/destructive.js";
 import { extractAction } from "../../../src/margot/extract.js";
 import type { Project } from "../../../src/margot/projects.js";
@@ -9,7 +10,7 @@ const projects: Project[] = [{ name: "RestoreAssist", repo: "CleanExpo/RestoreAs
 
 function input(text: string, patch: Partial<RulesInput> = {}): RulesInput {
   const classification = classify(text);
-  const action = classification.classification === "action_shaped" ? extractAction(text, { projects }) : null;
+  const action = classification.classification === "action_shaped" ? extractAction(readResearch(text), { projects }) : null;
   return { classification, targetRepo: action?.target_repo ?? null, destructiveVerbs: destructiveVerbsIn(text), projects, suppressedUntil: null, ...patch };
 }
 
