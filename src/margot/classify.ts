@@ -52,7 +52,10 @@ export type UnknownReason =
   | "incoherent"
   | "research_failed"
   | "mixed_evidence"
-  | "partial_evidence";
+  | "partial_evidence"
+  | "question"
+  | "placeholder"
+  | "inconclusive";
 
 export interface ClassifySignals {
   /** Directive phrase and action verbs of the action sentence. */
@@ -69,6 +72,8 @@ export interface ClassifySignals {
   research_follow_up: string[];
   conditionals: string[];
   reported_advice: string[];
+  placeholders: string[];
+  inconclusive: string[];
   /** Negated sentences that contradict the action sentence. */
   conflicts: string[];
   /** The strongest actionable sentence (null when none carries a directive). */
@@ -97,7 +102,10 @@ function core(text: string, from: number): Set<string> {
     .slice(from)
     .split(/\bso\s+that\b|\bso\b|\bbecause\b|\bsince\b|\buntil\b|\bwhich\b|\bby\b|,|\bto\s+(?:cut|reduce|bring|prevent|avoid|keep|lower|improve|make)\b/i)[0] ?? "";
   const set = new Set<string>();
-  for (const w of rest.toLowerCase().match(/[a-z0-9][a-z0-9_./-]*/g) ?? []) if (!CONTENT_STOP.has(w) && w.length > 1) set.add(w);
+  for (const raw of rest.toLowerCase().match(/[a-z0-9][a-z0-9_./-]*/g) ?? []) {
+    const w = raw.replace(/\.+$/, ""); // a sentence-final dot is not part of the word
+    if (!CONTENT_STOP.has(w) && w.length > 1) set.add(w);
+  }
   return set;
 }
 
@@ -117,7 +125,8 @@ function contradicts(a: ReadonlySet<string>, negated: SentenceReading): boolean 
   if (a.size === 0 || n.size === 0) return false;
   let shared = 0;
   for (const w of n) if (a.has(w)) shared++;
-  return shared >= 2 && shared / Math.min(a.size, n.size) >= 0.6;
+  // Two shared content words, or every content word of the negated clause ("… should not enable it").
+  return (shared >= 2 && shared / Math.min(a.size, n.size) >= 0.6) || (shared >= 1 && shared === n.size);
 }
 
 // ---------------------------------------------------------------- classify
@@ -127,7 +136,7 @@ const round2 = (x: number) => Math.round(Math.min(1, Math.max(0, x)) * 100) / 10
 function emptySignals(): ClassifySignals {
   return {
     action_verbs: [], code_surfaces: [], measurable_outcomes: [], hedges: [], negations: [], questions: [],
-    intel: [], research_follow_up: [], conditionals: [], reported_advice: [], conflicts: [], action_sentence: null,
+    intel: [], research_follow_up: [], placeholders: [], inconclusive: [], conditionals: [], reported_advice: [], conflicts: [], action_sentence: null,
     unknown_reason: null,
   };
 }
@@ -151,6 +160,10 @@ export function classify(input: string | ResearchReading): ClassifyResult {
   const reading = typeof input === "string" ? readResearch(input) : input;
   const { prose, hadFence, wordCount, functionWordCount: functionWords } = reading;
   if (reading.normalised.trim() === "") return unknown("empty", 0.95);
+  const placeholderCount = reading.sentences.filter((s) => s.placeholders.length > 0).length;
+  if (placeholderCount > 0 && (wordCount < 40 || placeholderCount * 3 >= reading.sentences.length)) {
+    return unknown("placeholder", 0.8, { ...emptySignals(), placeholders: uniq(reading.sentences.flatMap((s) => s.placeholders)) });
+  }
   if (wordCount < 4 || prose.replace(/\s+/g, " ").trim().length < 20) {
     return unknown(hadFence ? "no_prose" : "too_short", 0.9);
   }
@@ -166,8 +179,10 @@ export function classify(input: string | ResearchReading): ClassifyResult {
     signals.research_follow_up.push(...s.followUps);
     signals.conditionals.push(...s.conditionals);
     signals.reported_advice.push(...s.reported);
+    signals.placeholders.push(...s.placeholders);
+    signals.inconclusive.push(...s.inconclusive);
   }
-  for (const key of ["hedges", "negations", "questions", "intel", "research_follow_up", "conditionals", "reported_advice"] as const) {
+  for (const key of ["hedges", "negations", "questions", "intel", "research_follow_up", "conditionals", "reported_advice", "placeholders", "inconclusive"] as const) {
     signals[key] = uniq(signals[key]);
   }
   if (best) {
@@ -190,6 +205,13 @@ export function classify(input: string | ResearchReading): ClassifyResult {
   if (best && bestScore >= ACTION_CONFIDENCE_FLOOR) {
     return { classification: "action_shaped", confidence: round2(bestScore), signals };
   }
+
+  // The seed's third class: what is not a finding at all, or a finding that settles nothing.
+  // An intel question ("what's the latest on X?") introduces intel; it asks nothing of us.
+  const asks = (s: SentenceReading) => s.question && s.intel.length === 0;
+  const questionCount = sentences.filter(asks).length;
+  if ((sentences[0] !== undefined && asks(sentences[0])) || questionCount * 3 >= sentences.length) return unknown("question", 0.7, signals);
+  if (signals.inconclusive.length > 0) return unknown("inconclusive", 0.65, signals);
 
   const counterCues =
     signals.hedges.length + signals.negations.length + signals.questions.length + signals.intel.length +

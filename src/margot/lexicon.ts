@@ -4,7 +4,7 @@
 
 /** Base forms of verbs that change code or data. */
 export const ACTION_VERBS = new Set([
-  "acknowledge", "add", "adopt", "apply", "backfill", "batch", "block", "build", "bump", "cache", "call", "cap",
+  "acknowledge", "add", "point", "adopt", "apply", "backfill", "batch", "block", "build", "point", "bump", "cache", "call", "cap",
   "change", "clean", "clear", "compress", "configure", "consolidate", "convert", "create", "debounce", "dedupe",
   "deduplicate", "defer", "delete", "deploy", "deprecate", "destroy", "disable", "drop", "enable", "encrypt",
   "enforce", "ensure", "erase", "escape", "exclude", "expire", "extract", "filter", "fix", "flush", "force",

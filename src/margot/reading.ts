@@ -35,6 +35,8 @@ export interface SentenceReading {
   followUps: string[];
   conditionals: string[];
   reported: string[];
+  placeholders: string[];
+  inconclusive: string[];
   /** 0..0.98 before rounding. */
   score: number;
 }
@@ -191,7 +193,40 @@ const MEASURABLE = cueGroup([
   /\b\d[\d,]*\s+(?:requests?|errors?|failures?|retries|events?|users?|tickets?)\s+(?:per|a|an|each)\s+\w+/gi,
   /\bp(?:50|75|90|95|99)\b/gi,
   /\bdrops?\s+to\s+zero\b/gi,
-], ["#digit", "zero"]);
+  // A stated expected outcome is the seed's "measurable state change" even without a number.
+  /\bexpected\s+(?:outcome|result|impact|effect)s?\b/gi,
+  /\b(?:should|will|would)\s+(?:then\s+)?(?:disappear|go\s+away|vanish|stop\s+\w+ing|close)\b/gi,
+], ["#digit", "zero", "expected", "disappear", "away", "vanish", "stop", "close"]);
+
+/** Text standing in for a finding that is not there yet. */
+const PLACEHOLDERS = cueGroup([
+  /\bTODO\b/g,
+  /\bTBD\b/gi,
+  /\[[^\]\n]{0,60}\b(?:insert|add|added|summary|findings?|recommendations?|tbd|todo|placeholder)\b[^\]\n]{0,60}\]/gi,
+  /\bgoes\s+here\b/gi,
+  /\bcoming\s+soon\b/gi,
+  // "placeholder entry", a text that opens with it; not a UI skeleton placeholder.
+  /\bplaceholder\s+(?:entry|text|summary|findings?|content|only)\b|^\s*placeholder\b/gi,
+  /\blorem\s+ipsum\b/gi,
+  /\bto\s+be\s+(?:determined|added|written|confirmed)\b/gi,
+], ["todo", "tbd", "insert", "add", "added", "summary", "finding", "findings", "recommendation", "recommendations", "placeholder", "here", "soon", "lorem", "determined", "written", "confirmed"]);
+
+/** Findings that do not settle anything: inconclusive, contradictory, or too thin to say. */
+const INCONCLUSIVE = cueGroup([
+  /\binconclusive\b/gi,
+  /\b(?:still\s+|remains?\s+)?unclear\b/gi,
+  /\bnot\s+(?:yet\s+)?clear\b/gi,
+  /\bno\s+clear\s+(?:recommendation|answer|winner|conclusion|consensus|signal|cause)\b/gi,
+  /\bno\s+consensus\b/gi,
+  /\b(?:could|can)\s*(?:not|n't)\s+(?:determine|reproduce|confirm|tell|say|conclude)\b/gi,
+  /\bcannot\s+(?:determine|reproduce|confirm|tell|say|conclude)\b/gi,
+  /\b(?:sources|results|benchmarks|experiments|studies|reports)\s+(?:disagree|conflict|contradict)\b/gi,
+  /\b(?:contradict\s+each\s+other|conflicting\s+(?:guidance|results|evidence|sources|advice)|contradictory|mixed\s+results|inconsistent\s+results)\b/gi,
+  /\bpoints?\s+both\s+ways\b/gi,
+  /\b(?:not\s+enough|insufficient)\s+(?:data|evidence|information)\b/gi,
+  /\bdoes\s*(?:not|n't)\s+favou?r\s+any\b/gi,
+  /\bambiguous\b/gi,
+], ["inconclusive", "unclear", "clear", "consensus", "not", "#n't", "cannot", "disagree", "conflict", "contradict", "conflicting", "contradictory", "mixed", "inconsistent", "both", "enough", "insufficient", "favour", "favor", "ambiguous"]);
 
 const PURPOSE = cueGroup([
   /\bso\s+that\b/gi,
@@ -537,6 +572,8 @@ function readSentence(text: string, index: number): Omit<SentenceReading, "score
     hedges,
     negations: collect(NEGATIONS, text, bits),
     question: /\?\s*["')\]]*$/.test(text),
+    placeholders: collect(PLACEHOLDERS, text, bits),
+    inconclusive: collect(INCONCLUSIVE, text, bits),
     intel: collect(INTEL, text, bits),
     followUps,
     conditionals,
