@@ -71,6 +71,7 @@ const EnvSchema = z.object({
   MARGOT_COMPLETE_POLL_MS: int(20, 60_000).default(1000),
   MARGOT_INTERNAL_HOSTS: z.string().default(""),
   MARGOT_CUSTOMER_NAMES: z.string().default(""),
+  MARGOT_VENDOR_NAMES: z.string().default(""),
 
   HOST: z.string().min(1).default("127.0.0.1"),
   PORT: int(0, 65535).default(3000),
@@ -139,6 +140,7 @@ export interface Config extends Omit<Env, "SCQ_DATA_DIR" | "SCQ_BASE_DIR"> {
   readonly destructiveVerbs: readonly string[];
   readonly internalHosts: readonly string[];
   readonly customerNames: readonly string[];
+  readonly vendorNames: readonly string[];
   readonly reviewerIds: readonly string[];
   /** Drafts go to Telegram when both TELEGRAM_BOT_TOKEN and REVIEW_CHAT_ID are set, else to the local channel. */
   readonly reviewChannel: "telegram" | "local";
@@ -212,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     destructiveVerbs: parseDestructiveVerbs(e.MARGOT_DESTRUCTIVE_VERBS),
     internalHosts: csv(e.MARGOT_INTERNAL_HOSTS),
     customerNames: csv(e.MARGOT_CUSTOMER_NAMES),
+    vendorNames: csv(e.MARGOT_VENDOR_NAMES),
     reviewerIds: csv(e.TELEGRAM_REVIEWER_IDS ?? ""),
     reviewChannel: e.TELEGRAM_BOT_TOKEN !== undefined && e.REVIEW_CHAT_ID !== undefined ? "telegram" : "local",
     engineEnv,

@@ -82,7 +82,7 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
       deferMs: config.MARGOT_DEFER_SECONDS * 1000,
       suppressMs: config.MARGOT_SUPPRESS_SECONDS * 1000,
       destructiveVerbs: config.destructiveVerbs,
-      pii: { internal_hosts: [...config.internalHosts], customer_names: [...config.customerNames] },
+      pii: { internal_hosts: [...config.internalHosts], customer_names: [...config.customerNames], vendor_names: [...config.vendorNames] },
     },
     log,
   });

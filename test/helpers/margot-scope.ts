@@ -74,6 +74,7 @@ export class MargotScope {
       LINEAR_TEAM_ID: "RA",
       LINEAR_TIMEOUT_MS: "1500",
       MARGOT_CUSTOMER_NAMES: "Acme Plumbing",
+      MARGOT_VENDOR_NAMES: "Bluestone Payments",
       MARGOT_INTERNAL_HOSTS: "*.corp.example.com",
       PORT: "0",
       ...extra,
