@@ -58,6 +58,8 @@ const EnvSchema = z.object({
   SANDCASTLE_CONTAINER_PIDS: int(16, 1_000_000).default(1024),
   AUDIT_LOG_PATH: z.string().min(1).default(".harness/swarm.jsonl"),
   MARGOT_LEDGER_PATH: z.string().min(1).default(".harness/swarm/margot_intents.jsonl"),
+  /** Research follow-ups, one JSON line each, for Pi-CEO to start the new research. */
+  MARGOT_FOLLOW_UP_PATH: z.string().min(1).default(".harness/swarm/margot_follow_ups.jsonl"),
   PROJECTS_CONFIG_PATH: z.string().min(1).default("config/harness/projects.json"),
   ENV_MANIFEST_DIR: z.string().min(1).default(".harness/env-manifests"),
   MARGOT_DESTRUCTIVE_VERBS: z.string().min(1).default(DEFAULT_DESTRUCTIVE_VERBS.join(",")),
@@ -168,7 +170,7 @@ export function defaultDataDir(env: NodeJS.ProcessEnv): string {
 }
 
 /** Settings holding a path: relative ones are taken from SCQ_BASE_DIR, never from the working directory. */
-const PATH_SETTINGS = ["AUDIT_LOG_PATH", "MARGOT_LEDGER_PATH", "PROJECTS_CONFIG_PATH", "ENV_MANIFEST_DIR", "KILL_SWITCH_FILE", "MARGOT_COMPLETE_PATH", "RUNS_DIR", "SANDCASTLE_PROVIDERS_DIR"] as const;
+const PATH_SETTINGS = ["AUDIT_LOG_PATH", "MARGOT_LEDGER_PATH", "MARGOT_FOLLOW_UP_PATH", "PROJECTS_CONFIG_PATH", "ENV_MANIFEST_DIR", "KILL_SWITCH_FILE", "MARGOT_COMPLETE_PATH", "RUNS_DIR", "SANDCASTLE_PROVIDERS_DIR"] as const;
 
 function crossChecks(e: Env): string[] {
   const problems: string[] = [];

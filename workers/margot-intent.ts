@@ -21,6 +21,7 @@ import { LinearIssues } from "../src/linear/issues.js";
 import { jobLogger, type Logger } from "../src/log.js";
 import { MargotBridge, type DraftTimers } from "../src/margot/bridge.js";
 import { IntentStore } from "../src/margot/intents.js";
+import { FollowUpLog } from "../src/margot/follow-ups.js";
 import { MargotLedger } from "../src/margot/ledger.js";
 import { projectsLoader } from "../src/margot/projects-file.js";
 import { DraftRateLimit } from "../src/margot/rate-limit.js";
@@ -50,6 +51,7 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
   const prefix = config.SCQ_KEY_PREFIX;
   const queue = deps.queues.margotIntent;
   const ledger = new MargotLedger(config.MARGOT_LEDGER_PATH);
+  const followUps = new FollowUpLog(config.MARGOT_FOLLOW_UP_PATH);
   const channel = reviewChannelFor(config, log);
   const issues = config.LINEAR_API_KEY
     ? new LinearIssues({
@@ -72,6 +74,7 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
     drafts: new DraftStore(deps.redis, prefix),
     rateLimit: new DraftRateLimit(deps.redis, prefix, config.MARGOT_RATE_LIMIT_MAX, config.MARGOT_RATE_WINDOW_SECONDS * 1000),
     ledger,
+    followUps,
     audit: deps.audit,
     channel,
     issues,
@@ -139,6 +142,9 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
         throw err;
       }
     },
-    close: () => ledger.close(),
+    close: async () => {
+      await ledger.close();
+      await followUps.close();
+    },
   };
 }

@@ -12,6 +12,8 @@ export interface Assessment {
   readonly action: ExtractedAction | null;
   /** Destructive verbs used as actions on an object (see destructive.ts). */
   readonly destructiveVerbs: string[];
+  /** The sentences that ask for more research (what a follow-up asks for). */
+  readonly followUpSentences: string[];
 }
 
 export interface AssessOptions {
@@ -33,7 +35,8 @@ function* steps(text: string, options: AssessOptions): Generator<void, Assessmen
       ? extractAction(reading, { projects: options.projects, ...(options.interactionId !== undefined ? { interaction_id: options.interactionId } : {}) })
       : null;
   yield;
-  return { classification, action, destructiveVerbs: destructiveVerbsIn(text, options.destructiveVerbs) };
+  const followUpSentences = reading.sentences.filter((s) => s.followUps.length > 0).map((s) => s.text);
+  return { classification, action, destructiveVerbs: destructiveVerbsIn(text, options.destructiveVerbs), followUpSentences };
 }
 
 /** The same work with a pause between steps, so a large body never holds the event loop for long. */

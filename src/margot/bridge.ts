@@ -15,6 +15,7 @@ import type { Reaction } from "../review/telegram-updates.js";
 import { assessInSteps } from "./assess.js";
 import type { MargotActionAccepted, MargotIntentResult, MargotResearchCompletion } from "./contract.js";
 import { INTENT_MEMORY_S, type IntentRecord, type IntentStore } from "./intents.js";
+import { FOLLOW_UP_REQUEST_MAX, type FollowUpLog } from "./follow-ups.js";
 import type { MargotLedger } from "./ledger.js";
 import { redactPii, type PiiConfig } from "./pii.js";
 import type { Project } from "./projects.js";
@@ -48,6 +49,8 @@ export interface BridgeDeps {
   readonly drafts: DraftStore;
   readonly rateLimit: DraftRateLimit;
   readonly ledger: MargotLedger;
+  /** MARGOT_FOLLOW_UP_PATH: where research follow-ups go for Pi-CEO to start the new research. */
+  readonly followUps: FollowUpLog;
   readonly audit: AuditLog;
   readonly channel: ReviewChannel;
   /** null when LINEAR_API_KEY is not set: an approval then fails with a message saying so. */
@@ -156,7 +159,7 @@ export class MargotBridge {
   private async decide(completion: MargotResearchCompletion, jobKey: string, suppressedUntil: Date | null): Promise<IntentRecord> {
     const { settings } = this.deps;
     const projects = await this.deps.projects();
-    const { classification, action, destructiveVerbs } = await assessInSteps(
+    const { classification, action, destructiveVerbs, followUpSentences } = await assessInSteps(
       completion.body,
       { projects, destructiveVerbs: settings.destructiveVerbs, interactionId: completion.interaction_id },
       yieldToEventLoop,
@@ -212,7 +215,16 @@ export class MargotBridge {
         created_at: iso(this.now()),
       };
     }
-    return { job: jobKey, result, draft, decided_at: iso(this.now()) };
+    const follow_up =
+      result.status === "follow_up"
+        ? {
+            interaction_id: completion.interaction_id,
+            originating_session_id: completion.originating_session_id,
+            originated_at: completion.originated_at,
+            request: this.outbound(followUpSentences.join(" ")).slice(0, FOLLOW_UP_REQUEST_MAX) || "(no request sentence found)",
+          }
+        : null;
+    return { job: jobKey, result, draft, follow_up, decided_at: iso(this.now()) };
   }
 
   private async carryOut(record: IntentRecord, token: string): Promise<MargotIntentResult> {
@@ -227,7 +239,13 @@ export class MargotBridge {
           audit.emit({ type: "margot_intent_rejected", interaction_id: r.interaction_id, draft_id: null, reason: r.reason ?? "rejected", rejected_by: "rules" }),
         );
       }
-      const outcome = r.status === "rejected" || r.status === "suppressed" ? r.status : "informational";
+      if (r.status === "follow_up" && record.follow_up) {
+        const request = record.follow_up;
+        await intents.once(r.interaction_id, "follow_up", async () => {
+          await this.deps.followUps.append(request);
+        });
+      }
+      const outcome = r.status === "rejected" || r.status === "suppressed" || r.status === "follow_up" ? r.status : "informational";
       await intents.once(r.interaction_id, "ledger", async () => {
         await ledger.append({ interaction_id: r.interaction_id, classification: r.classification, confidence: r.confidence, outcome, reason: r.reason ?? undefined });
       });

@@ -67,9 +67,10 @@ export type Classification = z.infer<typeof Classification>;
 export const ComplexityTier = z.enum(["basic", "detailed", "advanced"]);
 export type ComplexityTier = z.infer<typeof ComplexityTier>;
 
-/** What the bridge did with a completion (the seed's outcomes, plus duplicate). */
+/** What the bridge did with a completion (the seed's outcomes, plus follow_up and duplicate). */
 export const IntentStatus = z.enum([
   "informational",
+  "follow_up",
   "suppressed",
   "rejected",
   "drafted",
@@ -94,7 +95,8 @@ export type IntentReason = z.infer<typeof IntentReason>;
 
 /** Which reasons may accompany which status; `drafted` carries no reason. */
 export const REASONS_BY_STATUS: Readonly<Record<IntentStatus, readonly IntentReason[]>> = {
-  informational: ["confidence_too_low", "not_action_shaped", "research_follow_up", "classification_unknown"],
+  informational: ["confidence_too_low", "not_action_shaped", "classification_unknown"],
+  follow_up: ["research_follow_up"],
   suppressed: ["recently_rejected", "destructive_needs_higher_confidence"],
   rejected: ["repo_not_allowed"],
   drafted: [],

@@ -33,6 +33,7 @@ export class MargotScope {
   readonly prefix = uniquePrefix();
   readonly dir = tempDir("scqm");
   readonly ledgerPath = join(this.dir.path, "margot_intents.jsonl");
+  readonly followUpPath = join(this.dir.path, "margot_follow_ups.jsonl");
   readonly auditPath = join(this.dir.path, "audit.jsonl");
   readonly projectsPath = join(this.dir.path, "projects.json");
   readonly completePath = join(this.dir.path, "margot_complete.jsonl");
@@ -61,6 +62,7 @@ export class MargotScope {
       SCQ_KEY_PREFIX: this.prefix,
       AUDIT_LOG_PATH: this.auditPath,
       MARGOT_LEDGER_PATH: this.ledgerPath,
+      MARGOT_FOLLOW_UP_PATH: this.followUpPath,
       PROJECTS_CONFIG_PATH: this.projectsPath,
       SCQ_LOCK_DURATION_MS: "3000",
       SCQ_STALLED_INTERVAL_MS: "1000",
@@ -156,6 +158,10 @@ export class MargotScope {
       json = text;
     }
     return { status: res.status, json };
+  }
+
+  followUpRows(): Array<Record<string, unknown>> {
+    return parseJsonl(existsSync(this.followUpPath) ? readFileSync(this.followUpPath, "utf8") : "") as Array<Record<string, unknown>>;
   }
 
   auditRows(): Array<Record<string, unknown>> {
