@@ -67,6 +67,10 @@ export const releaseJobId = (draftId: string) => `release-${draftId}`;
 export async function enqueueResearchCompletion(queue: Queue, input: unknown): Promise<{ jobId: string; completion: MargotResearchCompletion }> {
   const completion = parseInput(MargotResearchCompletion, input, "margot-intent completion");
   const jobId = researchJobId(completion.interaction_id);
+  // A finished job would answer with its first decision (e.g. drafted, though the draft was
+  // rejected since): remove it, so a new job answers `duplicate` with the interaction's state now.
+  const previous = await queue.getJob(jobId);
+  if (previous && (await previous.getState()) === "completed") await previous.remove().catch(() => undefined);
   await queue.add(MARGOT_JOBS.researchCompleted, completion, { ...MARGOT_JOB_OPTIONS, jobId });
   return { jobId, completion };
 }

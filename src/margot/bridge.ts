@@ -144,14 +144,14 @@ export class MargotBridge {
     const existing = await intents.get(id);
     if (existing?.job === jobKey) return this.carryOut(existing, jobKey);
     const suppressedUntil = await intents.suppressedUntil(id);
-    if (existing && suppressedUntil === null) return duplicateOf(existing);
+    if (existing && suppressedUntil === null) return this.duplicateOf(existing);
 
     const record = await this.decide(completion, jobKey, suppressedUntil);
     const ttlS = suppressedUntil !== null ? (suppressedUntil.getTime() - this.now()) / 1000 : INTENT_MEMORY_S;
     const claim = await intents.claim(record, { replace: suppressedUntil !== null, ttlS });
     if (claim === "taken") {
       const owner = await intents.get(id);
-      if (owner) return duplicateOf(owner);
+      if (owner) return this.duplicateOf(owner);
     }
     return this.carryOut((await intents.get(id)) ?? record, jobKey);
   }
@@ -502,6 +502,21 @@ export class MargotBridge {
     await this.deps.channel.postNotice(clean, replyTo);
   }
 
+  /** A duplicate answers with where the interaction stands now, not with its first decision. */
+  private async duplicateOf(record: IntentRecord): Promise<MargotIntentResult> {
+    const r = record.result;
+    const draft = r.draft_id ? await this.deps.drafts.get(r.draft_id) : null;
+    const state = draft ? (draft.state === "approved" && draft.linear_issue_id ? "accepted" : draft.state) : r.status;
+    const detail = draft?.decided_by ? ` by ${draft.decided_by} at ${draft.decided_at}` : "";
+    return {
+      ...r,
+      status: "duplicate",
+      reason: "duplicate_interaction",
+      current_state: state,
+      skipped_reason: `interaction ${r.interaction_id} was already processed at ${record.decided_at} (${r.status}${r.draft_id ? `, draft ${r.draft_id}` : ""}); it is now ${state}${detail}`,
+    };
+  }
+
   private async mustGet(id: string): Promise<Draft> {
     const draft = await this.deps.drafts.get(id);
     if (!draft) throw new Error(`draft ${id} vanished`);
@@ -509,15 +524,6 @@ export class MargotBridge {
   }
 }
 
-function duplicateOf(record: IntentRecord): MargotIntentResult {
-  const r = record.result;
-  return {
-    ...r,
-    status: "duplicate",
-    reason: "duplicate_interaction",
-    skipped_reason: `interaction ${r.interaction_id} was already processed at ${record.decided_at} (${r.status}${r.draft_id ? `, draft ${r.draft_id}` : ""})`,
-  };
-}
 
 function windowWords(windowMs: number): string {
   return windowMs === 86_400_000 ? "today" : `in this ${windowMs / 1000} s window`;

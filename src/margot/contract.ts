@@ -116,6 +116,12 @@ export const MargotIntentResult = z
     skipped_reason: nullableString("skipped_reason"), // human sentence, when not drafted
     status: IntentStatus,
     reason: IntentReason.nullable(),
+    /**
+     * Duplicates only: where the interaction stands now — its draft's state (pending, queued,
+     * posted, deferred, approved, accepted = approved with its Linear issue, rejected, expired),
+     * or the first decision's status when there was no draft.
+     */
+    current_state: z.string().min(1).optional(),
   })
   .strict()
   .superRefine((result, ctx) => {
