@@ -102,6 +102,12 @@ export async function scheduleDraftResurface(queue: Queue, draftId: string, gene
   await queue.add(MARGOT_JOBS.draftResurface, data, { ...MARGOT_JOB_OPTIONS, jobId: resurfaceJobId(draftId, generation), delay: delayUntil(atMs) });
 }
 
+/** A draft or approval held by the kill switch looks again at `atMs` (a fresh job id per hold). */
+export async function scheduleHoldRelease(queue: Queue, draftId: string, atMs: number): Promise<void> {
+  const data: RateLimitReleaseJob = { draft_id: draftId };
+  await queue.add(MARGOT_JOBS.rateLimitRelease, data, { ...MARGOT_JOB_OPTIONS, jobId: `hold-${draftId}-${atMs}`, delay: delayUntil(atMs) });
+}
+
 export async function scheduleRateLimitRelease(queue: Queue, draftId: string, atMs: number): Promise<void> {
   const data: RateLimitReleaseJob = { draft_id: draftId };
   await queue.add(MARGOT_JOBS.rateLimitRelease, data, { ...MARGOT_JOB_OPTIONS, jobId: releaseJobId(draftId), delay: delayUntil(atMs) });

@@ -12,6 +12,7 @@ import {
   RateLimitReleaseJob,
   scheduleDraftExpire,
   scheduleDraftResurface,
+  scheduleHoldRelease,
   scheduleRateLimitRelease,
 } from "../queues/index.js";
 import type { Config } from "../src/config.js";
@@ -68,6 +69,7 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
     },
     scheduleResurface: (id, generation, at) => scheduleDraftResurface(queue, id, generation, at),
     scheduleRelease: (id, at) => scheduleRateLimitRelease(queue, id, at),
+    scheduleHold: (id, at) => scheduleHoldRelease(queue, id, at),
   };
   const bridge = new MargotBridge({
     intents: new IntentStore(deps.redis, prefix),
@@ -79,6 +81,7 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
     channel,
     issues,
     timers,
+    killSwitch: deps.killSwitch,
     projects: projectsLoader(config.PROJECTS_CONFIG_PATH, log),
     settings: {
       expiryMs: config.MARGOT_DRAFT_EXPIRY_SECONDS * 1000,
@@ -110,13 +113,19 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
       }
       case MARGOT_JOBS.draftResurface: {
         const t = parse(DraftTimerJob, job, "resurface");
-        return bridge.resurface(t.draft_id, t.generation, id);
+        const result = await bridge.resurface(t.draft_id, t.generation, id);
+        if (result.retry_at !== undefined && token) {
+          // The kill switch holds it: look again later, same job.
+          await job.moveToDelayed(result.retry_at, token);
+          throw new DelayedError();
+        }
+        return result;
       }
       case MARGOT_JOBS.rateLimitRelease: {
         const t = parse(RateLimitReleaseJob, job, "rate-limit release");
         const result = await bridge.releaseQueued(t.draft_id, id);
         if (result.retry_at !== undefined && token) {
-          // Someone else took the freed slot: wait for the next one, same job.
+          // Someone else took the freed slot, or the kill switch holds it: wait, same job.
           await job.moveToDelayed(result.retry_at, token);
           throw new DelayedError();
         }

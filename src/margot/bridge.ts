@@ -34,6 +34,8 @@ export interface DraftTimers {
   cancelExpire(draftId: string, generation: number): Promise<void>;
   scheduleResurface(draftId: string, generation: number, atMs: number): Promise<void>;
   scheduleRelease(draftId: string, atMs: number): Promise<void>;
+  /** A draft or approval held by the kill switch looks again then. */
+  scheduleHold(draftId: string, atMs: number): Promise<void>;
 }
 
 export interface BridgeSettings {
@@ -42,6 +44,8 @@ export interface BridgeSettings {
   readonly suppressMs: number;
   readonly destructiveVerbs: readonly string[];
   readonly pii: PiiConfig;
+  /** While the kill switch is on, held drafts and approvals look again this often (ms). */
+  readonly holdRecheckMs?: number;
 }
 
 export interface BridgeDeps {
@@ -56,6 +60,8 @@ export interface BridgeDeps {
   /** null when LINEAR_API_KEY is not set: an approval then fails with a message saying so. */
   readonly issues: IssueTracker | null;
   readonly timers: DraftTimers;
+  /** On: nothing is posted and no Linear issue is created; drafts and approvals wait (ADR 0017). */
+  readonly killSwitch: { isActive(): Promise<boolean> };
   readonly projects: () => Promise<readonly Project[]>;
   readonly settings: BridgeSettings;
   readonly log: Logger;
@@ -288,6 +294,13 @@ export class MargotBridge {
       await drafts.once(id, "notice:queued", () => this.notice(`draft ${draft.draft_number ?? "?"} of ${rateLimit.max} ${windowWords(rateLimit.windowMs)} queued, posts at ${iso(releaseAt)} (${id}: ${draft.title})`));
       return result;
     }
+    if (await this.held()) {
+      // Kill switch on: the draft waits as queued and posts when it goes off.
+      const at = this.now() + this.holdRecheckMs;
+      await drafts.transition(id, { token, from: ["pending"], to: "queued", set: { queued_at: iso(this.now()), release_at: iso(at), draft_number: number } });
+      await timers.scheduleHold(id, at);
+      return { ...result, skipped_reason: `the kill switch is on: draft ${id} waits and is posted when it goes off` };
+    }
     // Only from pending: a draft another job is posting stays that job's (its own retry resumes by token).
     await this.post(draft, token, { from: ["pending"], kind: "new", number });
     return result;
@@ -338,6 +351,13 @@ export class MargotBridge {
   async releaseQueued(draftId: string, token: string): Promise<TimerResult> {
     const draft = await this.deps.drafts.get(draftId);
     if (!draft) return { draft_id: draftId, changed: false, state: null };
+    const waiting = draft.state === "queued" || draft.state === "posting" || (draft.state === "approved" && draft.linear_issue_id === null);
+    if (waiting && (await this.held())) return { draft_id: draftId, changed: false, state: draft.state, retry_at: this.now() + this.holdRecheckMs };
+    if (draft.state === "approved" && draft.linear_issue_id === null) {
+      // An approval the kill switch held: create its Linear issue now.
+      await this.accept(draft);
+      return { draft_id: draftId, changed: true, state: "approved" };
+    }
     if (draft.state === "queued" || draft.state === "posting") {
       const decision = await this.deps.rateLimit.acquire(draftId, this.now());
       if (!decision.granted) {
@@ -364,6 +384,12 @@ export class MargotBridge {
     if (req.reaction === "approve") {
       const t = await drafts.transition(draft.id, { token: req.token, from: REACTABLE_STATES, to: "approved", set: decided });
       const current = await this.mustGet(draft.id);
+      if ((t.outcome !== "refused" || (t.state === "approved" && current.linear_issue_id === null)) && (await this.held())) {
+        await this.deps.timers.cancelExpire(current.id, current.generation);
+        await this.deps.timers.scheduleHold(current.id, this.now() + this.holdRecheckMs);
+        const message = `draft ${draft.id} approved; the kill switch is on, so its Linear issue is created when it goes off`;
+        return { draft_id: draft.id, reaction: "approve", changed: t.outcome !== "refused", state: "approved", message, accepted: null };
+      }
       if (t.outcome !== "refused") {
         const accepted = await this.accept(current);
         return { draft_id: draft.id, reaction: "approve", changed: true, state: "approved", message: `draft ${draft.id} approved → Linear ${accepted.linear_issue_identifier}`, accepted };
@@ -492,6 +518,7 @@ export class MargotBridge {
     const draft = await this.deps.drafts.get(draftId);
     if (!draft) return { draft_id: draftId, changed: false, state: null };
     if (draft.generation !== generation && draft.state !== "posting") return { draft_id: draftId, changed: false, state: draft.state };
+    if (await this.held()) return { draft_id: draftId, changed: false, state: draft.state, retry_at: this.now() + this.holdRecheckMs };
     const posted = await this.post(draft, token, { from: ["deferred"], kind: "resurfaced", number: null, generation });
     return { draft_id: draftId, changed: posted, state: (await this.mustGet(draftId)).state };
   }
@@ -515,6 +542,25 @@ export class MargotBridge {
       current_state: state,
       skipped_reason: `interaction ${r.interaction_id} was already processed at ${record.decided_at} (${r.status}${r.draft_id ? `, draft ${r.draft_id}` : ""}); it is now ${state}${detail}`,
     };
+  }
+
+  private get holdRecheckMs(): number {
+    return this.deps.settings.holdRecheckMs ?? 5000;
+  }
+
+  /** Whether the kill switch holds Margot's outbound effects now; the channel hears of it once per episode. */
+  private async held(): Promise<boolean> {
+    const { intents, killSwitch, channel } = this.deps;
+    if (await killSwitch.isActive()) {
+      if (await intents.markOnce("kill-switch-notice")) {
+        const text = "the kill switch is on: new drafts and approvals wait; nothing is posted and no Linear issue is created until it goes off";
+        await this.deps.drafts.addNotice(text, new Date(this.now()));
+        await channel.postNotice(text);
+      }
+      return true;
+    }
+    await intents.clearMark("kill-switch-notice");
+    return false;
   }
 
   private async mustGet(id: string): Promise<Draft> {

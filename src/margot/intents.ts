@@ -104,6 +104,15 @@ export class IntentStore {
     return true;
   }
 
+  /** A flag set once until cleared (e.g. "the kill switch notice was sent"): true for the caller that set it. */
+  async markOnce(name: string): Promise<boolean> {
+    return (await this.redis.set(`${this.base}:mark:${name}`, new Date().toISOString(), "NX")) === "OK";
+  }
+
+  async clearMark(name: string): Promise<void> {
+    await this.redis.del(`${this.base}:mark:${name}`);
+  }
+
   /** Loop detection: after a rejection, the interaction is suppressed, and its decision is forgotten when that ends. */
   async suppress(interactionId: string, untilMs: number, now = Date.now()): Promise<void> {
     const ttlMs = Math.max(1, untilMs - now);
