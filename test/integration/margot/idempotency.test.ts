@@ -50,8 +50,8 @@ describe("one interaction, one decision", () => {
     expect(s.auditTypes(c.interaction_id)).toEqual(["margot_intent_classified"]);
   });
 
-  it("a duplicate answers with the interaction's state now: accepted after 👍, rejected (suppressed) after ❌, expired after the timer", async () => {
-    await s.worker(s.localEnv({ MARGOT_DRAFT_EXPIRY_SECONDS: "3" }));
+  it("a duplicate answers with the interaction's state now: accepted after 👍, suppressed after ❌", async () => {
+    await s.worker(s.localEnv());
     const accepted = s.completion(ACTION_BODY);
     const a = await s.submit(accepted);
     const react = await runCli(["drafts", "react", a.draft_id!, "approve"], s.localEnv(), { timeoutMs: 60_000 });
@@ -63,7 +63,10 @@ describe("one interaction, one decision", () => {
     expect((await runCli(["drafts", "react", r.draft_id!, "reject"], s.localEnv(), { timeoutMs: 60_000 })).code).toBe(0);
     // Loop detection answers for a rejected interaction, naming why.
     expect(await s.submit(rejected)).toMatchObject({ status: "suppressed", reason: "recently_rejected" });
+  });
 
+  it("a duplicate answers expired after the expiry timer", async () => {
+    await s.worker(s.localEnv({ MARGOT_DRAFT_EXPIRY_SECONDS: "2" }));
     const expired = s.completion(ACTION_BODY);
     const e = await s.submit(expired);
     await s.waitState(e.draft_id!, "expired", 20_000);

@@ -32,7 +32,7 @@ describe("the kill switch holds Margot", () => {
     await s.waitState(a.draft_id!, "posted", 30_000);
     await s.waitState(b.draft_id!, "posted", 30_000);
     expect(s.telegram.drafts()).toHaveLength(2);
-    expect(s.ledgerRows().filter((r) => r.outcome === "drafted")).toHaveLength(2);
+    await waitFor(() => s.ledgerRows().filter((r) => r.outcome === "drafted").length === 2, 10_000, () => "two drafted ledger rows");
     expect(killNotices()).toHaveLength(1);
   });
 

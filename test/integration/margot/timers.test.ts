@@ -51,7 +51,8 @@ describe("draft timers", () => {
     // ⏳ is not among Telegram's reactions; 😴 is, and means defer.
     expect((await s.webhook(reactionUpdate({ chatId: s.telegram.chatId, messageId: message.message_id, emoji: "😴" }))).status).toBe(200);
     const deferred = await s.waitState(draftId, "deferred");
-    expect(await s.queue.getJob(`expire-${draftId}-0`)).toBeUndefined();
+    // The expiry job is removed just after the state changes (same reaction job): wait for it.
+    await waitFor(async () => (await s.queue.getJob(`expire-${draftId}-0`)) === undefined, 10_000, () => "the expiry job to be removed");
     expect(Date.parse(deferred.resurface_at!) - Date.parse(deferred.deferred_at!)).toBe(8000);
     const list = lastJsonLine((await runCli(["drafts", "list", "--json"], s.env())).stdout) as { drafts: Array<{ id: string; state: string; resurface_at: string }> };
     expect(list.drafts[0]).toMatchObject({ id: draftId, state: "deferred", resurface_at: deferred.resurface_at });
