@@ -2,6 +2,7 @@
 // as zod schemas. Types are inferred from the schemas so there is one source of truth.
 // Objects are strict: an unknown field is refused, never silently dropped.
 import { z } from "zod";
+import { Classification, IntentReason, IntentStatus } from "../audit/vocabulary.js";
 
 /** Longest interaction id we accept; Margot's ids are well under this. */
 export const INTERACTION_ID_MAX_LENGTH = 256;
@@ -60,38 +61,14 @@ export const MargotResearchCompletion = z
   .strict();
 export type MargotResearchCompletion = z.infer<typeof MargotResearchCompletion>;
 
-export const Classification = z.enum(["action_shaped", "informational", "unknown"]);
-export type Classification = z.infer<typeof Classification>;
+// The closed sets live in the audit vocabulary (a leaf every domain imports); re-exported here.
+export { Classification, IntentReason, IntentStatus } from "../audit/vocabulary.js";
 
 /** The size of a proposed change (see extract.ts for the heuristic). */
 export const ComplexityTier = z.enum(["basic", "detailed", "advanced"]);
 export type ComplexityTier = z.infer<typeof ComplexityTier>;
 
-/** What the bridge did with a completion (the seed's outcomes, plus follow_up and duplicate). */
-export const IntentStatus = z.enum([
-  "informational",
-  "follow_up",
-  "suppressed",
-  "rejected",
-  "drafted",
-  "queued_rate_limit",
-  "duplicate",
-]);
-export type IntentStatus = z.infer<typeof IntentStatus>;
 
-/** Why a completion did not become a posted draft. Closed set: add here, not at call sites. */
-export const IntentReason = z.enum([
-  "confidence_too_low", // action-shaped but below the 0.75 floor
-  "not_action_shaped", // classified informational
-  "research_follow_up", // "do another deep dive on Y": a new research call, not a ticket
-  "classification_unknown", // empty, garbled, or evidence that cancels out
-  "destructive_needs_higher_confidence", // destructive verbs present, confidence < 0.90
-  "recently_rejected", // same interaction rejected within 7 days
-  "repo_not_allowed", // target repo not in the projects config
-  "rate_limited", // 6th draft inside the rolling 24 h window
-  "duplicate_interaction", // this interaction_id was already processed
-]);
-export type IntentReason = z.infer<typeof IntentReason>;
 
 /** Which reasons may accompany which status; `drafted` carries no reason. */
 export const REASONS_BY_STATUS: Readonly<Record<IntentStatus, readonly IntentReason[]>> = {
