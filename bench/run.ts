@@ -9,7 +9,8 @@ import { connectRedis } from "../src/redis/connect.js";
 import { EmbeddedRedis } from "../src/redis/embedded.js";
 import { benchClassification } from "./classification.js";
 import { benchExpiryLateness, benchMargotThroughput } from "./margot-intent.js";
-import { benchDryRun, benchPipeline, benchStartLatency, type BenchContext } from "./sandcastle-run.js";
+import { benchDryRun, benchPipeline, benchRealPath, benchStartLatency, type BenchContext } from "./sandcastle-run.js";
+import { benchSessionLogCluster } from "./session-log-cluster.js";
 
 const quick = process.argv.includes("--quick");
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7).split(",");
@@ -26,10 +27,12 @@ async function main(): Promise<void> {
   const benches: Array<[string, (c: BenchContext) => Promise<object>]> = [
     ["start-latency", benchStartLatency],
     ["pipeline", benchPipeline],
+    ["real-path", benchRealPath],
     ["dry-run", benchDryRun],
     ["margot-throughput", benchMargotThroughput],
     ["classification", benchClassification],
     ["expiry-lateness", benchExpiryLateness],
+    ["session-log-cluster", benchSessionLogCluster],
   ];
   try {
     for (const [name, fn] of benches) {

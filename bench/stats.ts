@@ -7,3 +7,18 @@ export function percentile(values: readonly number[], p: number): number {
 
 export const median = (values: readonly number[]) => percentile(values, 50);
 export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/**
+ * Runs baseline and measured alternately (b, m, b, m, …) and returns both series and the median of each
+ * pair's ratio m/b: a noisy neighbour slows both sides of a pair rather than one phase of the bench.
+ */
+export async function alternatePairs(reps: number, baseline: (rep: number) => Promise<number>, measured: (rep: number) => Promise<number>): Promise<{ baseline: number[]; measured: number[]; ratios: number[]; ratio: number }> {
+  const b: number[] = [];
+  const m: number[] = [];
+  for (let r = 0; r < reps; r++) {
+    b.push(await baseline(r));
+    m.push(await measured(r));
+  }
+  const ratios = m.map((v, i) => v / b[i]!);
+  return { baseline: b, measured: m, ratios: ratios.map((x) => round(x)), ratio: round(median(ratios)) };
+}

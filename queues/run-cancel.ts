@@ -2,7 +2,7 @@
 // a run still waiting is removed before it starts; a running one is stopped wherever it runs (pub/sub to
 // its worker: terminate → 5 s → kill), and its result is awaited for a while.
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../src/redis/connect.js";
 import type { AuditLog } from "../src/audit/audit-log.js";
 import type { SandcastleRunResult } from "../src/sandcastle/contract.js";
 import { publishCancel } from "../src/sandcastle/run-control.js";
@@ -23,7 +23,7 @@ export type CancelOutcome =
 export interface CancelDeps {
   readonly queue: Queue;
   /** Plain commands (results, markers, the cancel message). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
   readonly audit: AuditLog;
   readonly waitForStopMs?: number;

@@ -2,7 +2,7 @@
 // that did not end ok is a failed job (so Bull Board tells the truth), and BullMQ keeps no return value
 // for those, so its result is a field of the job's own hash: it lives and goes exactly with the job.
 import type { Job, Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../src/redis/connect.js";
 import { RUN_PHASES, RunProgress, SandcastleRunResult, type RunPhase } from "../src/sandcastle/contract.js";
 
 /** The field of a job's hash that holds the result of a run that did not end ok. */
@@ -27,7 +27,7 @@ export function failedRunReason(result: SandcastleRunResult): string {
 }
 
 /** Written while the job is still active, before it moves to failed: a watcher that hears "failed" finds it. */
-export async function storeRunResult(redis: Redis, queue: Queue, result: SandcastleRunResult): Promise<void> {
+export async function storeRunResult(redis: RedisClient, queue: Queue, result: SandcastleRunResult): Promise<void> {
   await redis.hset(queue.toKey(result.run_id), RUN_RESULT_FIELD, JSON.stringify(result));
 }
 
@@ -53,7 +53,7 @@ export function lostRunResult(runId: string, branch: string): SandcastleRunResul
  * The SandcastleRunResult of a finished run job, or null when it has none (an invalid payload, a job
  * that is not finished). A lost run's result may not be stored yet when its failure is heard: it is known.
  */
-export async function readRunResult(redis: Redis, queue: Queue, job: Job): Promise<SandcastleRunResult | null> {
+export async function readRunResult(redis: RedisClient, queue: Queue, job: Job): Promise<SandcastleRunResult | null> {
   if (job.finishedOn === undefined) return null;
   if (job.returnvalue !== null && job.returnvalue !== undefined) {
     const ok = SandcastleRunResult.safeParse(job.returnvalue);

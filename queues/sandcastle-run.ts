@@ -1,7 +1,7 @@
 // The sandcastle-run queue: one job = one Sandcastle run in one subprocess.
 import { randomUUID } from "node:crypto";
 import type { JobsOptions, Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../src/redis/connect.js";
 import type { AuditLog } from "../src/audit/audit-log.js";
 import { InvalidInputError, parseInput } from "../src/invalid-input.js";
 import type { RunSlots } from "../src/sandcastle/run-slots.js";
@@ -34,7 +34,7 @@ export interface EnqueueRunDeps {
   readonly slots?: RunSlots;
   readonly audit?: AuditLog;
   /** With it, the session's log gets a `queued` marker, so a live reader knows a run is to come. */
-  readonly redis?: Redis;
+  readonly redis?: RedisClient;
 }
 
 export type EnqueueRunOutcome =

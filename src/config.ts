@@ -4,6 +4,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
 import { DEFAULT_DESTRUCTIVE_VERBS, parseDestructiveVerbs } from "./margot/destructive.js";
 import { ConfigError } from "./errors.js";
+import { parseClusterNodes, type ClusterNode } from "./redis/target.js";
 import { ImageRef } from "./sandcastle/contract.js";
 import { DEFAULT_SANDBOX_IMAGE } from "./sandcastle/container-args.js";
 
@@ -25,6 +26,14 @@ const EnvSchema = z.object({
     .string()
     .regex(/^(redis|rediss):\/\//, 'takes a redis:// or rediss:// URL (or leave it unset for the embedded Redis)')
     .optional(),
+  /** A Redis Cluster's seed nodes, host:port,host:port (instead of REDIS_URL). */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .refine((v) => "nodes" in parseClusterNodes(v), "takes seed nodes as host:port,host:port (IPv6 as [::1]:7000)")
+    .optional(),
+  REDIS_CLUSTER_USERNAME: optionalText,
+  REDIS_CLUSTER_PASSWORD: optionalText,
+  REDIS_CLUSTER_TLS: flag.default("0"),
   /** Unset: the user's state directory (one service per user, wherever a command is started). */
   SCQ_DATA_DIR: z.string().min(1).optional(),
   /** What relative paths in settings are relative to; unset: SCQ_DATA_DIR. */
@@ -108,7 +117,12 @@ const EnvSchema = z.object({
   /** One Linear request longer than this is abandoned (and retried after a lookup, never blindly). */
   LINEAR_TIMEOUT_MS: int(100, 300_000).default(15_000),
 
-  SANDBOX_RETENTION_HOURS: int(0, 24 * 365).default(24),
+  /** How long a finished run's workspace stays re-openable; 0 = off (nothing kept, and a worker's start removes what was). Fractions allowed (0.5 = 30 min). */
+  SANDBOX_RETENTION_HOURS: z.coerce
+    .number({ error: "takes a number of hours (0 = off)" })
+    .min(0, "takes a number of hours ≥ 0 (0 = off)")
+    .max(24 * 365, `takes a number of hours ≤ ${24 * 365}`)
+    .default(24),
   SANDBOX_PIN_DAYS: int(1, 365).default(7),
   SANDBOX_IDLE_MINUTES: int(0, 24 * 60).default(30),
   RUNS_DIR: optionalText,
@@ -136,6 +150,8 @@ export interface Config extends Omit<Env, "SCQ_DATA_DIR" | "SCQ_BASE_DIR"> {
   readonly embeddedRegistryDir: string;
   /** Host names served besides loopback ones; "*" = any. */
   readonly allowedHosts: readonly string[] | "*";
+  /** REDIS_CLUSTER_NODES and its credentials, parsed; null: one Redis (REDIS_URL or the embedded one). */
+  readonly redisCluster: { readonly nodes: readonly ClusterNode[]; readonly username?: string; readonly password?: string; readonly tls: boolean } | null;
   /** Derived: TAO_SANDCASTLE_ENABLED === "1". */
   readonly sandcastleEnabled: boolean;
   readonly runsDir: string;
@@ -177,6 +193,11 @@ function crossChecks(e: Env): string[] {
   if (e.SCQ_VIEWER_TOKEN !== undefined && e.SCQ_API_TOKEN === undefined) problems.push("SCQ_VIEWER_TOKEN: needs SCQ_API_TOKEN (the admin token) set too");
   if (e.SCQ_VIEWER_TOKEN !== undefined && e.SCQ_VIEWER_TOKEN === e.SCQ_API_TOKEN) problems.push("SCQ_VIEWER_TOKEN: must differ from SCQ_API_TOKEN");
   if (e.SCQ_ALLOWED_HOSTS !== undefined && e.SCQ_API_TOKEN === undefined) problems.push("SCQ_ALLOWED_HOSTS: needs SCQ_API_TOKEN (without a token only loopback host names are served)");
+  if (e.REDIS_CLUSTER_NODES !== undefined && e.REDIS_URL !== undefined) problems.push("REDIS_CLUSTER_NODES: set either REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both");
+  for (const name of ["REDIS_CLUSTER_USERNAME", "REDIS_CLUSTER_PASSWORD"] as const) {
+    if (e[name] !== undefined && e.REDIS_CLUSTER_NODES === undefined) problems.push(`${name}: needs REDIS_CLUSTER_NODES set too (for REDIS_URL put credentials in the URL)`);
+  }
+  if (e.REDIS_CLUSTER_TLS === "1" && e.REDIS_CLUSTER_NODES === undefined) problems.push("REDIS_CLUSTER_TLS: needs REDIS_CLUSTER_NODES set too (for REDIS_URL use rediss://)");
   return problems;
 }
 
@@ -211,6 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDirExplicit: e.SCQ_DATA_DIR !== undefined,
     embeddedRegistryDir: join(defaultDataDir(env), "instances"),
     allowedHosts: hosts === "*" ? "*" : csv(hosts ?? "").map((h) => h.toLowerCase()),
+    redisCluster: clusterSettings(e),
     sandcastleEnabled: e.TAO_SANDCASTLE_ENABLED === "1",
     runsDir: paths.RUNS_DIR ?? join(dataDir, "runs"),
     destructiveVerbs: parseDestructiveVerbs(e.MARGOT_DESTRUCTIVE_VERBS),
@@ -223,5 +245,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   });
 }
 
+function clusterSettings(e: Env): Config["redisCluster"] {
+  if (e.REDIS_CLUSTER_NODES === undefined) return null;
+  const parsed = parseClusterNodes(e.REDIS_CLUSTER_NODES);
+  if (!("nodes" in parsed)) return null;
+  return {
+    nodes: parsed.nodes,
+    ...(e.REDIS_CLUSTER_USERNAME !== undefined ? { username: e.REDIS_CLUSTER_USERNAME } : {}),
+    ...(e.REDIS_CLUSTER_PASSWORD !== undefined ? { password: e.REDIS_CLUSTER_PASSWORD } : {}),
+    tls: e.REDIS_CLUSTER_TLS === "1",
+  };
+}
+
 /** Names of config fields whose values are secrets: never logged, never stored. */
-export const SECRET_SETTINGS = ["SCQ_API_TOKEN", "SCQ_VIEWER_TOKEN", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "LINEAR_API_KEY", "REDIS_URL"] as const;
+export const SECRET_SETTINGS = ["SCQ_API_TOKEN", "SCQ_VIEWER_TOKEN", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "LINEAR_API_KEY", "REDIS_URL", "REDIS_CLUSTER_PASSWORD"] as const;

@@ -15,7 +15,8 @@ export type AppErrorKind =
   | "review_channel_failed"
   | "linear_failed"
   | "margot_bridge_failed"
-  | "projects_config_invalid";
+  | "projects_config_invalid"
+  | "sandbox_refused";
 
 export class AppError extends Error {
   constructor(
@@ -99,5 +100,12 @@ export class BridgeError extends AppError {
 export class ProjectsConfigError extends AppError {
   constructor(message: string) {
     super("projects_config_invalid", message);
+  }
+}
+
+/** `sandbox open` / `pin` said no (no terminal, already open, unknown or expired run): one line, exit 1. */
+export class SandboxRefusedError extends AppError {
+  constructor(message: string) {
+    super("sandbox_refused", message);
   }
 }

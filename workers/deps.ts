@@ -1,5 +1,5 @@
 import type { Worker, WorkerOptions, Processor } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../src/redis/connect.js";
 import type { AuditLog } from "../src/audit/audit-log.js";
 import type { Config } from "../src/config.js";
 import type { KillSwitch } from "../src/control/kill-switch.js";
@@ -14,7 +14,7 @@ export interface WorkerDeps {
   readonly queues: Queues;
   readonly log: Logger;
   /** Plain commands only (no blocking calls). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly killSwitch: KillSwitch;
   readonly audit: AuditLog;
   /** The worker's own environment: where env manifests' values are read, at run time only. */

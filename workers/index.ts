@@ -1,8 +1,8 @@
 // Starts one BullMQ Worker per queue and stops them with a bounded grace.
-import { Worker, type ConnectionOptions } from "bullmq";
+import { Worker } from "bullmq";
 import { AuditLog } from "../src/audit/audit-log.js";
 import { createRedactor } from "../src/redact/index.js";
-import { redisOptions } from "../src/redis/target.js";
+import { bullConnection } from "../src/redis/connect.js";
 import type { QueueWorkerSpec, WorkerDeps } from "./deps.js";
 import { createMargotIntentWorker } from "./margot-intent.js";
 import { createSandboxRetentionWorker } from "./sandbox-retention.js";
@@ -24,8 +24,8 @@ const STOP_SETTLE_MS = 8000;
 
 export async function startWorkers(input: StartWorkersInput): Promise<RunningWorkers> {
   const { config, target, log } = input;
-  // ioredis options are what BullMQ documents; its own type is looser than ioredis'.
-  const connection = redisOptions(target, "worker") as ConnectionOptions;
+  const bull = bullConnection(target);
+  const connection = bull.connection;
   const prefix = config.SCQ_KEY_PREFIX;
   const audit = new AuditLog(config.AUDIT_LOG_PATH, createRedactor());
   const deps: WorkerDeps = { ...input, audit, secretSource: input.secretSource ?? process.env };
@@ -33,7 +33,7 @@ export async function startWorkers(input: StartWorkersInput): Promise<RunningWor
   // The cap is global: BullMQ enforces it across every worker process on this Redis.
   await input.queues.sandcastleRun.setGlobalConcurrency(config.MAX_CONCURRENT_SANDCASTLE_RUNS);
 
-  const specs: QueueWorkerSpec[] = [await createSandcastleRunWorker(deps), await createMargotIntentWorker(deps), createSandboxRetentionWorker()];
+  const specs: QueueWorkerSpec[] = [await createSandcastleRunWorker(deps), await createMargotIntentWorker(deps), await createSandboxRetentionWorker(deps)];
 
   const workers = specs.map((spec) => {
     const worker = new Worker(spec.name, spec.processor, {
@@ -69,6 +69,7 @@ export async function startWorkers(input: StartWorkersInput): Promise<RunningWor
       }
       await Promise.allSettled(specs.map((s) => s.close?.()));
       await audit.close();
+      await bull.close();
       log.info("workers stopped");
     },
   };

@@ -1,7 +1,40 @@
-import { SANDBOX_RETENTION_QUEUE } from "../queues/index.js";
-import type { QueueWorkerSpec } from "./deps.js";
-import { notImplemented } from "./placeholder.js";
+// Thin processor for sandbox-retention: a `reap` removes a retained run workspace when its time has come.
+// At start the worker sweeps what is past its time (all of it when SANDBOX_RETENTION_HOURS=0) and makes
+// sure every directory still retained has its reap job.
+import { DelayedError, UnrecoverableError, type Job } from "bullmq";
+import { ReapPayload, scheduleReap, SANDBOX_RETENTION_QUEUE, type ReapResult } from "../queues/index.js";
+import { formatIssues } from "../src/invalid-input.js";
+import { expiresAt } from "../src/sandcastle/retained-runs.js";
+import { reapRetained, sweepRetained } from "../src/sandcastle/retention-sweep.js";
+import { EngineSandboxes } from "../src/sandcastle/sandbox-shell.js";
+import type { QueueWorkerSpec, WorkerDeps } from "./deps.js";
 
-export function createSandboxRetentionWorker(): QueueWorkerSpec {
-  return { name: SANDBOX_RETENTION_QUEUE, processor: notImplemented(SANDBOX_RETENTION_QUEUE), concurrency: 1 };
+export async function createSandboxRetentionWorker(deps: WorkerDeps): Promise<QueueWorkerSpec> {
+  const { config, log } = deps;
+  const runsDir = config.runsDir;
+  const liveness = EngineSandboxes.forEngines({ containerCli: config.SANDCASTLE_CONTAINER_CLI ?? null, engineEnv: config.engineEnv, path: deps.secretSource.PATH, home: deps.secretSource.HOME });
+
+  const windowMs = config.SANDBOX_RETENTION_HOURS * 3_600_000;
+  const off = windowMs === 0;
+  const swept = await sweepRetained({ runsDir, windowMs, off, liveness, activeRunIds: async () => new Set((await deps.queues.sandcastleRun.getActive()).map((j) => String(j.id))) });
+  if (swept.removed.length > 0) log.info({ run_ids: swept.removed, retention_off: off }, "removed retained run workspaces past their time");
+  if (swept.open.length > 0) log.warn({ run_ids: swept.open }, "kept retained run workspaces past their time: their sandbox is open");
+  // A reap job lost with an earlier Redis is made again; an existing one is moved to the expiry under this window.
+  for (const meta of swept.kept) await scheduleReap(deps.queues.sandboxRetention, { run_id: meta.run_id }, expiresAt(meta, windowMs));
+
+  const processor = async (job: Job, token?: string): Promise<ReapResult> => {
+    const parsed = ReapPayload.safeParse(job.data);
+    if (!parsed.success) throw new UnrecoverableError(`invalid sandbox-retention payload: ${formatIssues(parsed.error)}`);
+    const runId = parsed.data.run_id;
+    const outcome = await reapRetained(runsDir, runId, windowMs, liveness);
+    if ("retryAt" in outcome) {
+      log.info({ run_id: runId, at: new Date(outcome.retryAt).toISOString(), why: outcome.why }, "reap postponed");
+      await job.moveToDelayed(outcome.retryAt, token);
+      throw new DelayedError();
+    }
+    if (outcome.removed) log.info({ run_id: runId }, "retained run workspace removed: its time is up");
+    return { run_id: runId, removed: outcome.removed, note: outcome.note };
+  };
+
+  return { name: SANDBOX_RETENTION_QUEUE, processor, concurrency: 1 };
 }

@@ -1,17 +1,16 @@
 // Thin processor for sandcastle-run: validate the payload, run it through src/sandcastle, map the outcome to BullMQ.
 import { DelayedError, UnrecoverableError, type Job } from "bullmq";
-import { Redis } from "ioredis";
-import { failedRunReason, lostRunResult, runProgress, SANDCASTLE_RUN_QUEUE, SandcastleRunRequest, STALLED_REASON, storeRunResult } from "../queues/index.js";
+import { failedRunReason, lostRunResult, RUN_JOB, runProgress, SANDCASTLE_RUN_QUEUE, SandcastleRunRequest, scheduleReap, STALLED_REASON, storeRunResult } from "../queues/index.js";
 import { formatIssues } from "../src/invalid-input.js";
 import { jobLogger } from "../src/log.js";
+import { createRedisClient } from "../src/redis/connect.js";
 import { StreamAppender } from "../src/redis/stream-appender.js";
-import { redisOptions } from "../src/redis/target.js";
 import { childCommand } from "../src/sandcastle/child-command.js";
-import { sweepChildTempDirs } from "../src/sandcastle/child-leftovers.js";
 import { removeRunDir, resolveConfigDir, sweepRunDirs } from "../src/sandcastle/run-dir.js";
 import { deploymentLabel, RunContainers } from "../src/sandcastle/run-containers.js";
 import type { SandboxSettings } from "../src/sandcastle/contract.js";
 import { RunControl } from "../src/sandcastle/run-control.js";
+import { RunRetention } from "../src/sandcastle/run-retention.js";
 import { RunSlots } from "../src/sandcastle/run-slots.js";
 import { CapacityFullError, runSandcastle, type RunnerDeps } from "../src/sandcastle/runner.js";
 import type { SandcastleRunResult } from "../src/sandcastle/contract.js";
@@ -26,7 +25,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   const { dir: configDir, onTmpfs } = resolveConfigDir(config.SANDCASTLE_CONFIG_DIR);
   if (!onTmpfs) log.warn({ config_dir: configDir }, "SANDCASTLE_CONFIG_DIR is not on tmpfs (/dev/shm): secrets touch a disk for the length of a run");
 
-  const subscriber = new Redis(redisOptions(deps.target, "worker"));
+  const subscriber = createRedisClient(deps.target, "worker");
   subscriber.on("error", () => {});
   const control = await RunControl.start(subscriber, prefix, deps.killSwitch, (err) => log.warn({ err: err.message }, "ignored a malformed control message"));
   const slots = new RunSlots(deps.redis, prefix, config.MAX_CONCURRENT_SANDCASTLE_RUNS);
@@ -35,10 +34,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
 
   const activeRunIds = async () => new Set((await deps.queues.sandcastleRun.getActive()).map((j) => String(j.id)));
   const swept = await sweepRunDirs(configDir, activeRunIds);
-  if (swept.length > 0) log.warn({ run_ids: swept }, "removed run directories (config files) left by runs that are no longer active");
-  const active = await activeRunIds();
-  const tempSwept = await sweepChildTempDirs(active);
-  if (tempSwept.length > 0) log.warn({ paths: tempSwept }, "removed temp dirs left by killed run children");
+  if (swept.length > 0) log.warn({ run_ids: swept }, "removed run directories (config files, Sandcastle's logs) left by runs that are no longer active");
 
   const childPath = deps.secretSource.PATH ?? "/usr/local/bin:/usr/bin:/bin";
   const childHome = deps.secretSource.HOME ?? "/tmp";
@@ -57,6 +53,16 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
     limits: { memory: config.SANDCASTLE_CONTAINER_MEMORY, cpus: config.SANDCASTLE_CONTAINER_CPUS, pids: config.SANDCASTLE_CONTAINER_PIDS },
     deployment,
     providers_dir: config.SANDCASTLE_PROVIDERS_DIR ?? null,
+  };
+
+  const retention = new RunRetention({ runsDir: config.runsDir, windowMs: config.SANDBOX_RETENTION_HOURS * 3_600_000, defaultImage: config.SANDCASTLE_IMAGE, log });
+  /** Retention is best-effort: the run's outcome stands whatever happens to its copy. */
+  const retain = async (request: SandcastleRunRequest, result: SandcastleRunResult) => {
+    const kept = await retention.keep(result.run_id, request, result).catch((err: Error) => {
+      log.warn({ run_id: result.run_id, err: err.message }, "could not retain the run's workspace");
+      return null;
+    });
+    if (kept !== null) await scheduleReap(deps.queues.sandboxRetention, { run_id: result.run_id }, kept.expiresAt).catch((err: Error) => log.warn({ run_id: result.run_id, err: err.message }, "could not schedule the retained workspace's reap; the next worker start will"));
   };
 
   const runner: RunnerDeps = {
@@ -82,6 +88,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   const ended = (result: SandcastleRunResult): RunMarker => ({ event: "ended", run_id: result.run_id, status: result.status, failure_reason: result.failure_reason, skip_reason: result.skip_reason });
 
   const processor = async (job: Job, token?: string) => {
+    if (job.name !== RUN_JOB) throw new UnrecoverableError(`unknown sandcastle-run job name "${job.name}": this worker runs "${RUN_JOB}" jobs only`);
     const parsed = SandcastleRunRequest.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`invalid sandcastle-run request: ${formatIssues(parsed.error)}`);
     const runId = String(job.id);
@@ -97,7 +104,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
           runId,
           request,
           signal,
-          sinks: [sessionLogSink(logWriter, sessionLogKey(prefix, request.session_id), config.SESSION_LOG_MAX_MB * 2 ** 20), budgetedJobLogSink((text) => job.log(text), request.session_id)],
+          sinks: [sessionLogSink(logWriter, sessionLogKey(prefix, request.session_id), config.SESSION_LOG_MAX_MB * 2 ** 20), budgetedJobLogSink((text) => job.log(text), request.session_id), retention.logSink(runId)],
           onSpawn: (pid) => jlog.info({ pid }, "run child started"),
           onPhase: (p) => {
             void phase(p);
@@ -113,6 +120,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
         await job.moveToDelayed(Date.now() + CAPACITY_RETRY_MS, token);
         throw new DelayedError();
       }
+      await retention.discard(runId).catch(() => {});
       throw err;
     } finally {
       control.unregister(runId);
@@ -120,6 +128,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
     jlog.info({ status: result.status, failure_reason: result.failure_reason, skip_reason: result.skip_reason }, "run finished");
     await phase("done");
     await mark(request.session_id, ended(result));
+    await retain(request, result);
     if (result.status === "ok") return result;
     // A run that did not end ok is a failed job (ADR 0010): the result waits beside it for --wait and the API.
     await storeRunResult(deps.redis, deps.queues.sandcastleRun, result);
@@ -146,7 +155,8 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
         const lost = lostRunResult(runId, request.success ? request.data.branch : "");
         void Promise.all([
           deps.audit.emit({ type: "sandcastle_run_failed", run_id: runId, failure_reason: "worker_lost", exit_code: null }),
-          removeRunDir(configDir, runId),
+          // The lost run's directory, and any other left by a run no longer active: whatever their age.
+          removeRunDir(configDir, runId).then(() => sweepRunDirs(configDir, activeRunIds)),
           containers.removeRun(runId),
           slots.release(runId),
           storeRunResult(deps.redis, deps.queues.sandcastleRun, lost),

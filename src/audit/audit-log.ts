@@ -1,21 +1,22 @@
-// The audit trail (AUDIT_LOG_PATH): validated rows from the closed event set, redacted, one whole line each.
+// The audit trail (AUDIT_LOG_PATH): validated rows from the closed event set, redacted, one whole line each,
+// hash-chained so an edit shows (chain.ts, ADR 0019).
 import { formatIssues } from "../invalid-input.js";
 import type { Redactor } from "../redact/index.js";
 import { AuditEvent } from "./events.js";
-import { JsonlAppender } from "./jsonl-appender.js";
+import { ChainedLog } from "./chain.js";
 
 export class AuditLog {
-  private readonly appender: JsonlAppender;
+  private readonly log: ChainedLog;
 
   constructor(
     path: string,
     private readonly redactor: Redactor,
   ) {
-    this.appender = new JsonlAppender(path);
+    this.log = new ChainedLog(path);
   }
 
   get path(): string {
-    return this.appender.path;
+    return this.log.path;
   }
 
   /** Writes one row; `extraRedactor` adds the secret values known for one run. */
@@ -23,11 +24,11 @@ export class AuditLog {
     const parsed = AuditEvent.safeParse(event);
     if (!parsed.success) throw new Error(`audit row ${event.type} is invalid: ${formatIssues(parsed.error)}`);
     const redact = (text: string) => (extraRedactor ? extraRedactor.line(this.redactor.line(text)) : this.redactor.line(text));
-    await this.appender.append(redactStrings({ ts: new Date().toISOString(), ...parsed.data }, redact) as object);
+    this.log.append(redactStrings({ ts: new Date().toISOString(), ...parsed.data }, redact) as Record<string, unknown>);
   }
 
-  close(): Promise<void> {
-    return this.appender.close();
+  async close(): Promise<void> {
+    this.log.close();
   }
 }
 

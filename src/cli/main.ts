@@ -3,6 +3,8 @@
 import { Command, InvalidArgumentError } from "commander";
 import { ConfigError } from "../config.js";
 import { AppError } from "../errors.js";
+import { exitWhenFlushed } from "../flushed-exit.js";
+import { auditVerifyCommand } from "./commands/audit.js";
 import { cancelCommand } from "./commands/cancel.js";
 import { classifyCommand } from "./commands/classify.js";
 import { draftsListCommand, draftsReactCommand, draftsShowCommand } from "./commands/drafts.js";
@@ -10,10 +12,11 @@ import { enqueueCommand } from "./commands/enqueue.js";
 import { killSwitchCommand } from "./commands/killswitch.js";
 import { logsCommand } from "./commands/logs.js";
 import { redactCommand } from "./commands/redact.js";
+import { refuseWithoutTerminal, sandboxListCommand, sandboxOpenCommand, sandboxPinCommand } from "./commands/sandbox.js";
 import { statusCommand } from "./commands/status.js";
 import { openRuntime, type Runtime } from "./runtime.js";
 
-/** One-shot command: open a client runtime, run, tear down, exit with its code. */
+/** One-shot command: open a client runtime, run, tear down, exit with its code once its output is delivered. */
 function oneShot(action: (rt: Runtime, ...args: any[]) => Promise<number>) {
   return async (...args: unknown[]) => {
     const rt = await openRuntime("client");
@@ -23,7 +26,7 @@ function oneShot(action: (rt: Runtime, ...args: any[]) => Promise<number>) {
     } finally {
       await rt.shutdown.run();
     }
-    process.exit(code);
+    await exitWhenFlushed(code);
   };
 }
 
@@ -79,12 +82,12 @@ export function buildProgram(): Command {
   program
     .command("redact")
     .description("stdin -> stdout through the log redactor")
-    .action(async () => process.exit(await redactCommand()));
+    .action(async () => exitWhenFlushed(await redactCommand()));
   program
     .command("classify")
     .description("the Margot intent router on one research body: one JSON line")
     .option("--text-file <file>", "the research text (- for stdin)")
-    .action(async (opts: { textFile?: string }) => process.exit(await classifyCommand(opts)));
+    .action(async (opts: { textFile?: string }) => exitWhenFlushed(await classifyCommand(opts)));
   const drafts = program.command("drafts").description("Margot drafts waiting for review (the local review channel)");
   drafts
     .command("list")
@@ -103,9 +106,36 @@ export function buildProgram(): Command {
     .option("--wait-timeout <seconds>", "give up waiting for a worker after this long (default 60)", positiveNumber)
     .action(oneShot((rt, draftId: string, reaction: string, opts) => draftsReactCommand(rt, draftId, reaction, opts)));
   program
+    .command("audit")
+    .description("the audit log (AUDIT_LOG_PATH)")
+    .command("verify [paths...]")
+    .description("check the hash chain (files oldest first; default AUDIT_LOG_PATH): exit 1 naming the first changed, removed or reordered row")
+    .option("--json", "one JSON object")
+    .action(async (paths: string[], opts: { json?: boolean }) => exitWhenFlushed(await auditVerifyCommand(paths, opts)));
+  program
     .command("cancel <runId>")
     .description("terminate one run (or drop it if still waiting), from any process")
     .action(oneShot((rt, runId: string) => cancelCommand(rt, runId)));
+  const sandbox = program.command("sandbox").description("retained run workspaces: list them, pin one, open a shell in one");
+  sandbox
+    .command("list")
+    .description("retained runs: id, session, branch, size, OPEN / time left / pinned")
+    .option("--json", "one JSON object")
+    .action(oneShot((rt, opts) => sandboxListCommand(rt, opts)));
+  sandbox
+    .command("pin <runId>")
+    .description("keep a retained run until now + SANDBOX_PIN_DAYS")
+    .action(oneShot((rt, runId: string) => sandboxPinCommand(rt, runId)));
+  const openSandbox = oneShot((rt, runId: string, opts) => sandboxOpenCommand(rt, runId, opts));
+  sandbox
+    .command("open <runId>")
+    .description("a shell in the run's image and workspace: the run's isolation, no credentials")
+    .option("--publish <port>", "PORT or HOST_PORT:PORT, published on 127.0.0.1 only")
+    .option("--pin", "pin the run before the shell opens")
+    .action(async (runId: string, opts: { publish?: string; pin?: boolean }) => {
+      refuseWithoutTerminal();
+      await openSandbox(runId, opts);
+    });
   return program;
 }
 
@@ -118,7 +148,7 @@ async function main(): Promise<void> {
     } else {
       process.stderr.write(`sandcastle-queue: unexpected error: ${(err as Error)?.message ?? String(err)}\n`);
     }
-    process.exit(1);
+    await exitWhenFlushed(1);
   }
 }
 

@@ -1,5 +1,5 @@
 // What every CLI command opens first: config, logger, the Redis site (embedded or URL), queues, kill switch.
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 import { openQueues, type Queues } from "../../queues/index.js";
 import { loadConfig, type Config } from "../config.js";
 import { KillSwitch } from "../control/kill-switch.js";
@@ -13,7 +13,7 @@ export interface Runtime {
   readonly shutdown: Shutdown;
   readonly site: RedisSite;
   /** Plain commands (GET/SET/PUBLISH); never used for blocking calls. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly queues: Queues;
   readonly killSwitch: KillSwitch;
 }
@@ -27,7 +27,7 @@ export async function openRuntime(role: "service" | "client"): Promise<Runtime> 
   const log = createLogger(config.LOG_LEVEL);
   const shutdown = new Shutdown(log);
   try {
-    const site = await resolveRedisSite({ REDIS_URL: config.REDIS_URL, SCQ_DATA_DIR: config.SCQ_DATA_DIR, registryDir: config.embeddedRegistryDir }, log, (others) => {
+    const site = await resolveRedisSite({ REDIS_URL: config.REDIS_URL, cluster: config.redisCluster, SCQ_DATA_DIR: config.SCQ_DATA_DIR, registryDir: config.embeddedRegistryDir }, log, (others) => {
       process.stderr.write(
         `sandcastle-queue: warning: no embedded Redis answers in ${config.SCQ_DATA_DIR}, so a new, empty one starts there; ` +
           `one is live in ${others.join(", ")}: set SCQ_DATA_DIR=${others[0]} to reach that service\n`,

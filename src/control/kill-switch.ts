@@ -1,7 +1,7 @@
 // The kill switch: one state in Redis that every worker sees, plus Pi-CEO's file switch (KILL_SWITCH_FILE).
 // Flips are also published so running work hears of them at once, not at its next poll.
 import { existsSync } from "node:fs";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 import { z } from "zod";
 
 export const KillSwitchState = z.object({
@@ -21,7 +21,7 @@ export class KillSwitch {
   readonly channel: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     private readonly file: string | undefined,
   ) {

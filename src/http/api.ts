@@ -7,7 +7,7 @@
 //   POST /v1/killswitch           {"active": true|false} → the kill switch state
 //   GET  /v1/status | /v1/schemas | /v1/sessions/:id/logs (Server-Sent Events)
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from "express";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 import {
   cancelRun,
   collectStatus,
@@ -41,7 +41,7 @@ export const API_BODY_LIMIT_BYTES = 256 * 1024;
 export interface ApiDeps {
   readonly queues: Queues;
   /** Plain commands only. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
   readonly envManifestDir: string;
   readonly slots: RunSlots;

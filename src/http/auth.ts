@@ -5,7 +5,7 @@
 // loopback-only (enforced at bind and by the Host check) and everyone is admin.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 
 export type Role = "admin" | "viewer";
 
@@ -47,7 +47,7 @@ export const SESSION_TTL_SECONDS = 12 * 3600;
 /** Browser sessions in Redis; a session remembers which token made it, so changing that token ends it. */
 export class SessionStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly tokens: Tokens,
   ) {}

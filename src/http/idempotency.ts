@@ -2,7 +2,7 @@
 // records what it enqueued; a repeat with the same body gets that same answer (200), a repeat with another
 // body is refused (422): a key names one request, not one slot to overwrite.
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 const KEY_SHAPE = /^[\x21-\x7e]{1,200}$/;
@@ -18,7 +18,7 @@ export function validIdempotencyKey(key: string): boolean {
   return KEY_SHAPE.test(key);
 }
 
-export async function claimIdempotencyKey(redis: Redis, prefix: string, scope: string, key: string, body: unknown): Promise<IdempotencyClaim> {
+export async function claimIdempotencyKey(redis: RedisClient, prefix: string, scope: string, key: string, body: unknown): Promise<IdempotencyClaim> {
   const redisKey = `${prefix}:idempotency:${scope}:${createHash("sha256").update(key).digest("hex")}`;
   const bodyHash = createHash("sha256").update(JSON.stringify(body)).digest("hex");
   const claimed = await redis.set(redisKey, JSON.stringify({ body: bodyHash, answer: PENDING }), "EX", IDEMPOTENCY_TTL_SECONDS, "NX");

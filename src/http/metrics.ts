@@ -1,12 +1,12 @@
 // GET /metrics in Prometheus' text format (prom-client). Gauges are read from Redis at scrape time (queue
 // depths, active runs, Redis up); counters and the run-duration histogram count what this process hears on
 // BullMQ's event streams from its start, as Prometheus counters do (rate() copes with restarts).
-import { QueueEvents, type ConnectionOptions } from "bullmq";
-import type { Redis } from "ioredis";
+import { QueueEvents } from "bullmq";
+import { bullConnection, type RedisClient } from "../redis/connect.js";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { queueCounts, readRunResult, type Queues } from "../../queues/index.js";
 import type { Logger } from "../log.js";
-import { redisOptions, type RedisTarget } from "../redis/target.js";
+import type { RedisTarget } from "../redis/target.js";
 import type { SandcastleRunResult } from "../sandcastle/contract.js";
 
 export const METRICS_PATH = "/metrics";
@@ -15,7 +15,7 @@ const DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 720
 
 export interface MetricsDeps {
   readonly queues: Queues;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly target: RedisTarget;
   readonly prefix: string;
   readonly log: Logger;
@@ -29,6 +29,7 @@ export class ServiceMetrics {
   private readonly drafts: Counter<"outcome">;
   private readonly intents: Counter<"status">;
   private readonly events: QueueEvents[] = [];
+  private closeConnection: () => Promise<void> = async () => {};
 
   constructor(private readonly deps: MetricsDeps) {
     const registers = [this.registry];
@@ -92,7 +93,9 @@ export class ServiceMetrics {
   }
 
   async start(): Promise<void> {
-    const connection = redisOptions(this.deps.target, "worker") as ConnectionOptions;
+    const bull = bullConnection(this.deps.target);
+    this.closeConnection = bull.close;
+    const connection = bull.connection;
     const runs = new QueueEvents(this.deps.queues.sandcastleRun.name, { connection, prefix: this.deps.prefix });
     const margot = new QueueEvents(this.deps.queues.margotIntent.name, { connection, prefix: this.deps.prefix });
     this.events.push(runs, margot);
@@ -118,5 +121,6 @@ export class ServiceMetrics {
 
   async close(): Promise<void> {
     await Promise.allSettled(this.events.map((e) => e.close()));
+    await this.closeConnection();
   }
 }

@@ -7,7 +7,7 @@ import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
 import express, { type Express, type Request, type Response, type Router } from "express";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 import type { Queues } from "../../queues/index.js";
 import type { AuditLog } from "../audit/audit-log.js";
 import type { KillSwitch } from "../control/kill-switch.js";
@@ -34,7 +34,7 @@ export interface HttpDeps {
   readonly boardReadOnly: boolean;
   readonly queues: Queues;
   /** Plain commands only. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly target: RedisTarget;
   readonly embeddedRedis: boolean;
   readonly prefix: string;

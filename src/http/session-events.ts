@@ -5,9 +5,9 @@
 // A client that reconnects after `end` gets 204, which tells an EventSource to stop reconnecting.
 // Each client holds a Redis connection of its own (XREAD BLOCK), so their number is bounded.
 import type { Request, RequestHandler, Response } from "express";
-import { Redis } from "ioredis";
 import type { Logger } from "../log.js";
-import { redisOptions, type RedisTarget } from "../redis/target.js";
+import { createRedisClient, type RedisClient } from "../redis/connect.js";
+import type { RedisTarget } from "../redis/target.js";
 import { SessionId } from "../sandcastle/contract.js";
 import { followSessionLog, parseCursor, type LogCursor, type SessionLogEvent } from "../sandcastle/session-log-follow.js";
 import { sessionLogKey } from "../sandcastle/session-log.js";
@@ -17,7 +17,7 @@ const KEEPALIVE_MS = 15_000;
 export interface SessionEventsDeps {
   readonly target: RedisTarget;
   /** Plain commands (existence checks). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
   readonly maxClients: number;
   readonly log: Logger;
@@ -77,7 +77,7 @@ export function sessionEventsHandler(deps: SessionEventsDeps): RequestHandler & 
       return;
     }
     clients += 1;
-    const reader = new Redis({ ...redisOptions(deps.target, "producer"), lazyConnect: true });
+    const reader = createRedisClient(deps.target, "producer");
     reader.on("error", () => {});
     let closed = false;
     const stop = () => {

@@ -12,7 +12,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { open, stat, type FileHandle } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 import { formatIssues } from "../invalid-input.js";
 import type { Logger } from "../log.js";
 import { MargotResearchCompletion } from "./contract.js";
@@ -34,7 +34,7 @@ return 1
 `;
 
 export interface TailerDeps {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
   readonly path: string;
   readonly pollMs: number;

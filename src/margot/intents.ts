@@ -4,7 +4,7 @@
 // removed, the tailer re-reading a line). The one exception is the seed's loop detection: an
 // interaction whose draft was rejected is answered `suppressed / recently_rejected` for
 // MARGOT_SUPPRESS_SECONDS, and forgotten after that.
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 import type { MargotIntentResult } from "./contract.js";
 import type { NewDraft } from "../review/draft-store.js";
 import type { FollowUpRequest } from "./follow-ups.js";
@@ -43,7 +43,7 @@ export class IntentStore {
   private readonly base: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.base = `${prefix}:margot`;

@@ -2,7 +2,7 @@
 // MARGOT_RATE_WINDOW_SECONDS. Exact under concurrency (one Lua script decides), fair (drafts
 // that had to wait are served before newer ones), and visible (a queued draft learns its number
 // and when it may post).
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 
 /**
  * KEYS[1]  posted zset: member = draft id, score = when it was posted in the window (ms)
@@ -52,7 +52,7 @@ export class DraftRateLimit {
   readonly waitingKey: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     readonly max: number,
     readonly windowMs: number,

@@ -23,7 +23,7 @@ import { literalAlternation } from "./literal-trie.js";
 import { NAME_HINTS, redactSecretNames } from "./name-rule.js";
 import { mayTouchPem, PEM_HINT, PEM_MAX_LINES, PEM_REPLACEMENT, splitPem } from "./pem.js";
 
-export { containsKeyShape, KEY_SHAPES } from "./key-shapes.js";
+export { containsKeyShape, KEY_SHAPES, keyShapeIn } from "./key-shapes.js";
 export type { KeyShape } from "./key-shapes.js";
 export { base64Fragment, MIN_SECRET_LENGTH } from "./known-values.js";
 export { containsSecretName, NAME_REPLACEMENT, NAME_RULE } from "./name-rule.js";

@@ -26,6 +26,8 @@ export const KEY_SHAPES: readonly KeyShape[] = [
   // Bot tokens' secret part starts with "A" (gitleaks' telegram-bot-api-token rule asks for it too).
   { kind: "telegram", source: "(?<![0-9])[0-9]{5,16}:A[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])", hints: [":A"] },
   { kind: "linear", source: `${TOKEN_START}lin_api_[A-Za-z0-9]{20,}`, hints: ["lin_api_"] },
+  // A URL's password (postgres://user:pass@host): only the password goes; scheme, user and host stay readable.
+  { kind: "url-password", source: String.raw`(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:[^\s/@]+@`, hints: ["://"] },
 ];
 
 const ANY_KEY_SHAPE = new RegExp(KEY_SHAPES.map((shape) => `(?:${shape.source})`).join("|"));
@@ -34,7 +36,17 @@ export function containsKeyShape(text: string): boolean {
   return ANY_KEY_SHAPE.test(text);
 }
 
+/** The kind of the first key shape `text` holds, or null. */
+export function keyShapeIn(text: string): string | null {
+  if (!containsKeyShape(text)) return null;
+  return KEY_SHAPES.find((shape) => new RegExp(shape.source).test(text))?.kind ?? null;
+}
+
 export function keyShapeReplacement(kind: string, match: string): string {
+  if (kind === "url-password") {
+    const passwordAt = match.indexOf(":", match.indexOf("://") + 3) + 1;
+    return `${match.slice(0, passwordAt)}[REDACTED:url-password]@`;
+  }
   if (kind !== "bearer") return `[REDACTED:${kind}]`;
   const tokenStart = Math.max(match.lastIndexOf(" "), match.lastIndexOf("\t")) + 1;
   return `${match.slice(0, tokenStart)}[REDACTED:bearer]`;

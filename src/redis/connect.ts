@@ -1,10 +1,14 @@
 // Resolve which Redis this process talks to, open connections to it, and refuse a Redis that can evict jobs.
-import { Redis } from "ioredis";
+import type { ConnectionOptions } from "bullmq";
+import { Cluster, Redis } from "ioredis";
 import { AppError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { EmbeddedRedis } from "./embedded.js";
 import { assertNoEviction } from "./eviction-policy.js";
-import { describeTarget, redisOptions, type RedisTarget } from "./target.js";
+import { clusterOptions, describeTarget, redisOptions, type ClusterNode, type RedisTarget, type Role } from "./target.js";
+
+/** One Redis server or a Redis Cluster: every module takes this, never a bare Redis. */
+export type RedisClient = Redis | Cluster;
 
 export interface RedisSite {
   readonly target: RedisTarget;
@@ -14,12 +18,14 @@ export interface RedisSite {
 
 export interface SiteSettings {
   readonly REDIS_URL?: string | undefined;
+  readonly cluster?: { readonly nodes: readonly ClusterNode[]; readonly username?: string; readonly password?: string; readonly tls: boolean } | null;
   readonly SCQ_DATA_DIR: string;
   /** The user's list of embedded servers (see EmbeddedRedis); unset: not kept. */
   readonly registryDir?: string;
 }
 
 export async function resolveRedisSite(settings: SiteSettings, log: Logger, onOthersLive?: (dataDirs: readonly string[]) => void): Promise<RedisSite> {
+  if (settings.cluster) return { target: { kind: "cluster", ...settings.cluster }, embedded: null };
   if (settings.REDIS_URL) return { target: { kind: "url", url: settings.REDIS_URL }, embedded: null };
   const embedded = await EmbeddedRedis.joinOrStart({
     dataDir: settings.SCQ_DATA_DIR,
@@ -30,35 +36,60 @@ export async function resolveRedisSite(settings: SiteSettings, log: Logger, onOt
   return { target: { kind: "socket", path: embedded.socketPath }, embedded };
 }
 
+/** A client not yet connected (lazyConnect): a Cluster for cluster targets, else one Redis connection. */
+export function createRedisClient(target: RedisTarget, role: Role): RedisClient {
+  if (target.kind === "cluster") return new Cluster(target.nodes.map((n) => ({ host: n.host, port: n.port })), { ...clusterOptions(target, role), lazyConnect: true });
+  return new Redis({ ...redisOptions(target, role), lazyConnect: true });
+}
+
 /**
  * A connection that is ready, or a clear error. Producers use it to fail fast;
  * workers use the same check once at start before handing retries to ioredis.
  */
-export async function connectRedis(target: RedisTarget, role: "worker" | "producer", timeoutMs = 5000): Promise<Redis> {
-  const redis = new Redis({ ...redisOptions(target, role), lazyConnect: true });
+export async function connectRedis(target: RedisTarget, role: Role, timeoutMs = 5000): Promise<RedisClient> {
+  const redis = createRedisClient(target, role);
   // Errors surface through connect(); without a listener ioredis prints them as unhandled.
   redis.on("error", () => {});
   try {
     await withTimeout(redis.connect(), timeoutMs);
+    // A cluster answers only once its slots are known and served.
+    if (redis instanceof Cluster) await withTimeout(redis.ping(), timeoutMs);
     return redis;
   } catch (err) {
     redis.disconnect();
-    throw new AppError(
-      "redis_unavailable",
-      `cannot reach Redis at ${describeTarget(target)}: ${(err as Error).message}. ` +
-        "Start Redis (or `npm start` for the embedded one) or fix REDIS_URL.",
-    );
+    const fix = target.kind === "cluster" ? "Check REDIS_CLUSTER_NODES (and that the cluster is up: redis-cli --cluster check host:port)." : "Start Redis (or `npm start` for the embedded one) or fix REDIS_URL.";
+    throw new AppError("redis_unavailable", `cannot reach Redis at ${describeTarget(target)}: ${(err as Error).message}. ${fix}`);
   }
 }
 
-/** Open once at start: answers PING and keeps jobs (noeviction). */
+/** Open once at start: answers PING and keeps jobs (noeviction) — on every master of a cluster. */
 export async function checkRedis(target: RedisTarget): Promise<void> {
   const redis = await connectRedis(target, "producer");
   try {
-    await assertNoEviction(redis, describeTarget(target));
+    if (redis instanceof Cluster) {
+      for (const node of redis.nodes("master")) await assertNoEviction(node, `${describeTarget(target)} (node ${node.options.host ?? "?"}:${node.options.port ?? "?"})`);
+    } else {
+      await assertNoEviction(redis, describeTarget(target));
+    }
   } finally {
     redis.disconnect();
   }
+}
+
+/**
+ * What BullMQ is handed: for one server its options (BullMQ opens and closes its own connections);
+ * for a cluster a Cluster client, which BullMQ shares and duplicates for blocking calls, and `close` ends.
+ */
+export function bullConnection(target: RedisTarget): { readonly connection: ConnectionOptions; close(): Promise<void> } {
+  if (target.kind !== "cluster") return { connection: redisOptions(target, "worker") as ConnectionOptions, close: async () => {} };
+  const cluster = new Cluster(target.nodes.map((n) => ({ host: n.host, port: n.port })), clusterOptions(target, "worker"));
+  cluster.on("error", () => {});
+  return {
+    connection: cluster as unknown as ConnectionOptions,
+    close: async () => {
+      await cluster.quit().catch(() => cluster.disconnect());
+    },
+  };
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

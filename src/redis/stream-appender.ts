@@ -3,10 +3,12 @@
 // (ioredis copies every argument into one buffer per command, and a pipeline copies them again).
 // Only what the session log needs is spoken: RESP2 commands in, simple replies out (no arrays).
 // A lost connection fails the commands in flight; the next command connects again.
+// On a Redis Cluster it follows MOVED (the slot lives elsewhere now: the connection moves there) and
+// ASK (a slot being migrated: this one command goes there after ASKING), and dials the seed nodes in turn (ADR 0018).
 import { connect as netConnect, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { AppError } from "../errors.js";
-import { describeTarget, type RedisTarget } from "./target.js";
+import { describeTarget, formatNode, type ClusterNode, type RedisTarget } from "./target.js";
 
 /** One argument: text, bytes, or bytes in pieces sent back to back as one value. */
 export type CommandArg = string | Buffer | readonly Buffer[];
@@ -14,19 +16,32 @@ export type CommandArg = string | Buffer | readonly Buffer[];
 type Reply = string | number | null;
 
 interface Pending {
+  readonly args: readonly CommandArg[];
+  readonly redirects: number;
   resolve(reply: Reply): void;
   reject(err: Error): void;
 }
 
+/** One socket and the commands waiting for its replies (in order). */
+interface Link {
+  readonly socket: Socket;
+  readonly pending: Pending[];
+  input: Buffer;
+  /** After MOVED: takes no new commands, and ends once its last reply is in. */
+  retired: boolean;
+}
+
 const CRLF = Buffer.from("\r\n");
 const DEFAULT_CONNECT_TIMEOUT_MS = 3000;
+/** As ioredis' maxRedirections: a slot bouncing between nodes longer than this is a broken cluster. */
+const MAX_REDIRECTS = 16;
 
 export class StreamAppender {
-  private socket: Socket | null = null;
-  private ready: Promise<Socket> | null = null;
-  private readonly pending: Pending[] = [];
-  private input: Buffer = Buffer.alloc(0);
+  private link: Link | null = null;
+  private ready: Promise<Link> | null = null;
   private closed = false;
+  /** Cluster only: the node that last held our slot, tried before the seeds. */
+  private preferred: ClusterNode | null = null;
 
   constructor(
     private readonly target: RedisTarget,
@@ -43,10 +58,8 @@ export class StreamAppender {
   }
 
   /** Sends one command (pipelined behind any in flight) and resolves with its reply. */
-  async command(args: readonly CommandArg[]): Promise<Reply> {
-    if (this.closed) throw new AppError("redis_unavailable", "the session log connection is closed");
-    const socket = await this.connection();
-    return this.send(socket, args);
+  command(args: readonly CommandArg[]): Promise<Reply> {
+    return this.commandWith(args, 0);
   }
 
   /** Ends the connection; commands in flight fail. */
@@ -55,37 +68,57 @@ export class StreamAppender {
     this.drop(new AppError("redis_unavailable", "the session log connection was closed"));
   }
 
-  private send(socket: Socket, args: readonly CommandArg[]): Promise<Reply> {
+  private async commandWith(args: readonly CommandArg[], redirects: number): Promise<Reply> {
+    if (this.closed) throw new AppError("redis_unavailable", "the session log connection is closed");
+    const link = await this.connection();
+    return this.send(link, args, redirects);
+  }
+
+  private send(link: Link, args: readonly CommandArg[], redirects: number): Promise<Reply> {
     return new Promise<Reply>((resolve, reject) => {
       // Lost between connecting and sending: no reply would ever come for a write to it.
-      if (socket !== this.socket || socket.destroyed) return reject(new AppError("redis_unavailable", "session log: lost the connection to Redis"));
-      this.pending.push({ resolve, reject });
-      socket.cork();
-      socket.write(`*${args.length}\r\n`);
-      for (const arg of args) {
-        if (typeof arg === "string") socket.write(`$${Buffer.byteLength(arg)}\r\n${arg}\r\n`);
-        else if (Buffer.isBuffer(arg)) writeValue(socket, [arg]);
-        else writeValue(socket, arg as readonly Buffer[]);
-      }
-      socket.uncork();
+      if (link.socket.destroyed) return reject(new AppError("redis_unavailable", "session log: lost the connection to Redis"));
+      link.pending.push({ args, redirects, resolve, reject });
+      writeCommand(link.socket, args);
     });
   }
 
-  private connection(): Promise<Socket> {
-    this.ready ??= this.open().catch((err: Error) => {
-      this.ready = null;
-      throw err;
-    });
+  private connection(): Promise<Link> {
+    this.ready ??= this.openAny().then(
+      (link) => {
+        this.link = link;
+        return link;
+      },
+      (err: Error) => {
+        this.ready = null;
+        throw err;
+      },
+    );
     return this.ready;
   }
 
-  private async open(): Promise<Socket> {
-    const { socket, readyEvent, auth, db } = this.dial();
-    this.socket = socket;
-    this.input = Buffer.alloc(0);
-    socket.on("data", (chunk: Buffer) => this.onData(chunk));
-    socket.on("error", (err) => this.lost(socket, err));
-    socket.on("close", () => this.lost(socket, new Error("connection closed")));
+  /** One server: its address. A cluster: the node last seen holding our slot, then each seed in turn. */
+  private async openAny(): Promise<Link> {
+    if (this.target.kind !== "cluster") return this.open(null);
+    const candidates = [...(this.preferred ? [this.preferred] : []), ...this.target.nodes];
+    let last: Error = new Error("no seed nodes");
+    for (const node of candidates) {
+      try {
+        return await this.open(node);
+      } catch (err) {
+        last = err as Error;
+      }
+    }
+    throw last;
+  }
+
+  private async open(node: ClusterNode | null): Promise<Link> {
+    const { socket, readyEvent, auth, db } = this.dial(node);
+    const link: Link = { socket, pending: [], input: Buffer.alloc(0), retired: false };
+    socket.on("data", (chunk: Buffer) => this.onData(link, chunk));
+    socket.on("error", (err) => this.lost(link, err));
+    socket.on("close", () => this.lost(link, new Error("connection closed")));
+    const where = node ? `${describeTarget(this.target)} (node ${formatNode(node)})` : describeTarget(this.target);
     try {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no connection within ${this.connectTimeoutMs} ms`)), this.connectTimeoutMs);
@@ -99,61 +132,121 @@ export class StreamAppender {
         });
       });
     } catch (err) {
-      if (this.socket === socket) this.socket = null;
       socket.destroy();
-      throw new AppError("redis_unavailable", `session log: cannot reach Redis at ${describeTarget(this.target)}: ${(err as Error).message}`);
+      throw new AppError("redis_unavailable", `session log: cannot reach Redis at ${where}: ${(err as Error).message}`);
     }
     try {
-      if (auth) await this.send(socket, auth);
-      if (db !== 0) await this.send(socket, ["SELECT", String(db)]);
+      if (auth) await this.send(link, auth, MAX_REDIRECTS);
+      if (db !== 0) await this.send(link, ["SELECT", String(db)], MAX_REDIRECTS);
     } catch (err) {
       // A refused AUTH or SELECT: this connection is no use, and the next command dials again.
-      if (this.socket === socket) this.drop(err as Error);
+      this.fail(link, err as Error);
       throw err;
     }
-    return socket;
+    return link;
   }
 
-  private dial(): { socket: Socket; readyEvent: "connect" | "secureConnect"; auth: string[] | null; db: number } {
-    if (this.target.kind === "socket") return { socket: netConnect({ path: this.target.path }), readyEvent: "connect", auth: null, db: 0 };
-    const u = new URL(this.target.url);
-    const host = u.hostname.replace(/^\[|\]$/g, "");
-    const port = u.port ? Number(u.port) : 6379;
-    const password = u.password ? decodeURIComponent(u.password) : "";
-    const username = u.username ? decodeURIComponent(u.username) : "";
+  private dial(node: ClusterNode | null): { socket: Socket; readyEvent: "connect" | "secureConnect"; auth: string[] | null; db: number } {
+    const target = this.target;
+    if (target.kind === "socket") return { socket: netConnect({ path: target.path }), readyEvent: "connect", auth: null, db: 0 };
+    let host: string, port: number, username: string, password: string, tls: boolean, db: number;
+    if (target.kind === "cluster") {
+      ({ host, port } = node ?? (target.nodes[0] as ClusterNode));
+      username = target.username ?? "";
+      password = target.password ?? "";
+      tls = target.tls;
+      db = 0;
+    } else {
+      const u = new URL(target.url);
+      host = u.hostname.replace(/^\[|\]$/g, "");
+      port = u.port ? Number(u.port) : 6379;
+      password = u.password ? decodeURIComponent(u.password) : "";
+      username = u.username ? decodeURIComponent(u.username) : "";
+      tls = u.protocol === "rediss:";
+      const dbNumber = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0;
+      db = Number.isInteger(dbNumber) ? dbNumber : 0;
+    }
     const auth = password ? (username ? ["AUTH", username, password] : ["AUTH", password]) : null;
-    const dbNumber = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0;
-    const db = Number.isInteger(dbNumber) ? dbNumber : 0;
-    if (u.protocol === "rediss:") return { socket: tlsConnect({ host, port, servername: host }), readyEvent: "secureConnect", auth, db };
+    if (tls) return { socket: tlsConnect({ host, port, servername: host }), readyEvent: "secureConnect", auth, db };
     return { socket: netConnect({ host, port }), readyEvent: "connect", auth, db };
   }
 
-  private lost(socket: Socket, err: Error): void {
-    if (socket !== this.socket) return;
-    this.drop(new AppError("redis_unavailable", `session log: lost the connection to Redis: ${err.message}`));
+  private lost(link: Link, err: Error): void {
+    this.fail(link, new AppError("redis_unavailable", `session log: lost the connection to Redis: ${err.message}`));
   }
 
   private drop(err: Error): void {
-    const socket = this.socket;
-    this.socket = null;
+    if (this.link) this.fail(this.link, err);
+    this.link = null;
     this.ready = null;
-    socket?.destroy();
-    for (const p of this.pending.splice(0)) p.reject(err);
   }
 
-  private onData(chunk: Buffer): void {
-    this.input = this.input.length === 0 ? chunk : Buffer.concat([this.input, chunk]);
+  /** Ends one link and fails what waits on it; when it is the current one, the next command dials again. */
+  private fail(link: Link, err: Error): void {
+    if (this.link === link) {
+      this.link = null;
+      this.ready = null;
+    }
+    link.socket.destroy();
+    for (const p of link.pending.splice(0)) p.reject(err);
+  }
+
+  private onData(link: Link, chunk: Buffer): void {
+    link.input = link.input.length === 0 ? chunk : Buffer.concat([link.input, chunk]);
     for (;;) {
-      const parsed = parseReply(this.input);
+      const parsed = parseReply(link.input);
       if (parsed === null) return;
-      if (parsed.fatal) return this.drop(new AppError("redis_unavailable", `session log: ${parsed.error}`));
-      this.input = this.input.subarray(parsed.length);
-      const waiter = this.pending.shift();
-      if (waiter === undefined) return this.drop(new AppError("redis_unavailable", "session log: Redis sent a reply nobody asked for"));
-      if (parsed.error !== null) waiter.reject(new AppError("redis_unavailable", `session log: Redis refused a write: ${parsed.error}`));
-      else waiter.resolve(parsed.value);
+      if (parsed.fatal) return this.fail(link, new AppError("redis_unavailable", `session log: ${parsed.error}`));
+      link.input = link.input.subarray(parsed.length);
+      const waiter = link.pending.shift();
+      if (waiter === undefined) return this.fail(link, new AppError("redis_unavailable", "session log: Redis sent a reply nobody asked for"));
+      if (parsed.error === null) waiter.resolve(parsed.value);
+      else if (!this.redirect(link, waiter, parsed.error)) waiter.reject(new AppError("redis_unavailable", `session log: Redis refused a write: ${parsed.error}`));
+      if (link.retired && link.pending.length === 0) link.socket.destroy();
     }
   }
+
+  /** MOVED / ASK from a cluster node: the command is sent again where the slot is; false when it is no redirect. */
+  private redirect(link: Link, waiter: Pending, error: string): boolean {
+    const match = /^(MOVED|ASK) \d+ (.+):(\d+)$/.exec(error);
+    if (!match || this.target.kind !== "cluster" || waiter.redirects >= MAX_REDIRECTS) return false;
+    const node: ClusterNode = { host: (match[2] as string).replace(/^\[|\]$/g, ""), port: Number(match[3]) };
+    if (match[1] === "MOVED") {
+      this.preferred = node;
+      // New commands go to the new owner; this link stays open until its own replies are in.
+      link.retired = true;
+      if (this.link === link) {
+        this.link = null;
+        this.ready = null;
+      }
+      this.commandWith(waiter.args, waiter.redirects + 1).then(waiter.resolve, waiter.reject);
+    } else {
+      this.askOnce(node, waiter).then(waiter.resolve, waiter.reject);
+    }
+    return true;
+  }
+
+  /** ASK: ASKING then the command, on a connection of its own that ends after the reply. */
+  private async askOnce(node: ClusterNode, waiter: Pending): Promise<Reply> {
+    const link = await this.open(node);
+    try {
+      await this.send(link, ["ASKING"], MAX_REDIRECTS);
+      return await this.send(link, waiter.args, waiter.redirects + 1);
+    } finally {
+      link.socket.destroy();
+    }
+  }
+}
+
+function writeCommand(socket: Socket, args: readonly CommandArg[]): void {
+  socket.cork();
+  socket.write(`*${args.length}\r\n`);
+  for (const arg of args) {
+    if (typeof arg === "string") socket.write(`$${Buffer.byteLength(arg)}\r\n${arg}\r\n`);
+    else if (Buffer.isBuffer(arg)) writeValue(socket, [arg]);
+    else writeValue(socket, arg as readonly Buffer[]);
+  }
+  socket.uncork();
 }
 
 function writeValue(socket: Socket, parts: readonly Buffer[]): void {

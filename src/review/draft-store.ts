@@ -12,7 +12,7 @@
 //
 // `posting` is written before a draft is sent and `posted` right after: a retry that finds
 // `posting` knows the send may have happened (ADR 0004).
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 import { z } from "zod";
 import type { Classification } from "../margot/contract.js";
 import type { TicketInput } from "../margot/ticket.js";
@@ -125,7 +125,7 @@ export class DraftStore {
   private readonly base: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.base = `${prefix}:margot`;

@@ -3,6 +3,7 @@
 import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { FAILURE_REASONS, SKIP_REASONS, type SkipReason } from "../audit/vocabulary.js";
+import { credentialValueProblem, secretNameProblem } from "./plain-setting.js";
 
 export const AGENTS = ["claudeCode", "codex", "pi", "opencode", "script"] as const;
 export const SANDBOXES = ["docker", "podman", "vercel", "daytona", "noSandbox"] as const;
@@ -42,8 +43,6 @@ export const BranchName = z
 
 export const EnvVarName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)");
 
-/** The seed's secret-name shape; such names never travel in job data. */
-export const SECRET_SHAPED_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$/i;
 
 /** An image reference as docker and podman take it (`localhost/name:tag`, `registry:5000/a/b@sha256:…`); never an option. */
 export const ImageRef = z
@@ -85,12 +84,15 @@ export const SandcastleRunRequest = z
       .positive("must be greater than 0")
       .max(MAX_TIMEOUT_MINUTES, `must be at most ${MAX_TIMEOUT_MINUTES}`)
       .default(30),
-    /** Plain settings only: job data is stored in Redis and shown in Bull Board, so secret-shaped names are refused. */
+    /** Plain settings only (plain-setting.ts): job data is stored in Redis and shown in Bull Board. */
     extra_env: z
-      .record(
-        EnvVarName.refine((k) => !SECRET_SHAPED_NAME.test(k), "looks like a secret (…_KEY/_TOKEN/_SECRET/_PASSWORD): secrets go in the env manifest, never in job data"),
-        z.string().max(4096, "must be at most 4096 characters"),
-      )
+      .record(EnvVarName, z.string().max(4096, "must be at most 4096 characters"))
+      .superRefine((env, ctx) => {
+        for (const [name, value] of Object.entries(env)) {
+          const problem = secretNameProblem(name) ?? credentialValueProblem(value);
+          if (problem !== null) ctx.addIssue({ code: "custom", path: [name], message: problem });
+        }
+      })
       .default({}),
     dry_run: z.boolean().default(false),
     /** "wait" (default): a job above the cap waits its turn; "skip": answer skipped/concurrency_cap at once. */

@@ -6,6 +6,18 @@
 
 export const MAX_LINE_BYTES = 64 * 1024;
 
+/** What ends a line that was cut. */
+export function truncationMarker(droppedBytes: number): string {
+  return ` …[line truncated: ${droppedBytes} more bytes]`;
+}
+
+/** How many of `piece`'s first `room` bytes can be kept without cutting a UTF-8 character (backs off over continuation bytes, 10xxxxxx). */
+export function characterBoundary(piece: Buffer, room: number): number {
+  let taken = Math.min(room, piece.length);
+  while (taken > 0 && taken < piece.length && (piece[taken]! & 0xc0) === 0x80) taken -= 1;
+  return taken;
+}
+
 const NEWLINE = 0x0a;
 
 export class LineSplitter {
@@ -66,10 +78,8 @@ export class LineSplitter {
       this.droppedBytes += piece.length;
       return;
     }
-    const room = this.maxBytes - this.keptBytes;
-    let taken = Math.min(room, piece.length);
-    // Cut before a character, not inside one: back off over UTF-8 continuation bytes (10xxxxxx).
-    while (taken > 0 && taken < piece.length && (piece[taken]! & 0xc0) === 0x80) taken -= 1;
+    // Cut before a character, not inside one.
+    const taken = characterBoundary(piece, this.maxBytes - this.keptBytes);
     if (taken > 0) {
       this.parts.push(Buffer.from(piece.subarray(0, taken)));
       this.keptBytes += taken;
@@ -80,7 +90,7 @@ export class LineSplitter {
   private emit(): void {
     let line = Buffer.concat(this.parts, this.keptBytes).toString("utf8");
     // A character cut across two chunks decodes to U+FFFD: drop that half character.
-    if (this.droppedBytes > 0) line = `${line.replace(/\uFFFD$/, "")} …[line truncated: ${this.droppedBytes} more bytes]`;
+    if (this.droppedBytes > 0) line = `${line.replace(/\uFFFD$/, "")}${truncationMarker(this.droppedBytes)}`;
     else line = stripCr(line);
     this.parts = [];
     this.keptBytes = 0;

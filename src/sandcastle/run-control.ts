@@ -1,7 +1,7 @@
 // Stopping runs from anywhere: the kill switch and per-run cancels travel over Redis pub/sub,
 // so a flip reaches a running child at once, whichever process holds it.
 // BullMQ's own cancelJob only works inside the process that runs the job.
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 import { z } from "zod";
 import type { KillSwitch } from "../control/kill-switch.js";
 
@@ -19,7 +19,7 @@ export function cancelChannel(prefix: string): string {
 }
 
 /** Publisher side (any process). Returns how many workers heard it. */
-export async function publishCancel(redis: Redis, prefix: string, runId: string, by: string): Promise<number> {
+export async function publishCancel(redis: RedisClient, prefix: string, runId: string, by: string): Promise<number> {
   return redis.publish(cancelChannel(prefix), JSON.stringify({ run_id: runId, by }));
 }
 
@@ -32,12 +32,12 @@ export class RunControl {
   private poll: NodeJS.Timeout | null = null;
 
   private constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     private readonly killSwitch: KillSwitch,
     private readonly onError: (err: Error) => void,
   ) {}
 
-  static async start(subscriber: Redis, prefix: string, killSwitch: KillSwitch, onError: (err: Error) => void): Promise<RunControl> {
+  static async start(subscriber: RedisClient, prefix: string, killSwitch: KillSwitch, onError: (err: Error) => void): Promise<RunControl> {
     const control = new RunControl(subscriber, killSwitch, onError);
     subscriber.on("message", (channel: string, message: string) => control.onMessage(channel, message, prefix));
     await subscriber.subscribe(cancelChannel(prefix), killSwitch.channel);

@@ -1,7 +1,7 @@
 // Run slots: a Redis ledger of the children running (or reserved) across all workers.
 // BullMQ's global concurrency keeps a 4th job waiting; this ledger is what lets a request with
 // on_capacity "skip" be answered at once and exactly, even when four arrive together (ADR 0001).
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 
 /**
  * KEYS[1]  slots zset: member = run id, score = lease expiry (ms since epoch)
@@ -32,7 +32,7 @@ export class RunSlots {
   readonly key: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     private readonly cap: number,
   ) {

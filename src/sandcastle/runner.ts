@@ -1,5 +1,6 @@
 // One Sandcastle run, end to end: pre-flight, secrets, config file, the supervised child, the result, the audit.
 // Free of BullMQ: the processor in workers/ adapts it to a job.
+import { stat } from "node:fs/promises";
 import type { AuditLog } from "../audit/audit-log.js";
 import { redactStrings } from "../audit/audit-log.js";
 import type { AuditEvent } from "../audit/events.js";
@@ -8,7 +9,6 @@ import type { Logger } from "../log.js";
 import { createLineRedactor, createRedactor, type Redactor } from "../redact/index.js";
 import { BoundedTail } from "./bounded-tail.js";
 import { childArgs, type ChildCommand } from "./child-command.js";
-import { parseChildLine, readRunComplete, type RunCompleteOutcome } from "./child-output.js";
 import { writeChildConfig } from "./config-file.js";
 import { createRunDir, removeRunDir } from "./run-dir.js";
 import { containerEngine, effectiveSandbox, SKIP_MESSAGES, type FailureReason, type RunPhase, type SandboxSettings, type SandcastleRunRequest, type SandcastleRunResult, type SkipReason } from "./contract.js";
@@ -17,6 +17,7 @@ import { readEnvManifest, resolveManifest } from "./env-manifest.js";
 import type { RunSlots } from "./run-slots.js";
 import type { StopRequest } from "./run-control.js";
 import { LineBatcher, type BatchSink } from "./session-log.js";
+import { readRecord, RECORD_MARK_BYTE, renderRecord, type RunCompleteOutcome } from "./protocol.js";
 import { supervise } from "./supervise.js";
 import { CapacityFullError } from "../errors.js";
 
@@ -24,8 +25,6 @@ export { CapacityFullError };
 
 export const LOG_TAIL_LINES = 50;
 
-const OPEN_BRACE = 0x7b;
-const NEWLINE_BRACE = Buffer.from("\n{");
 const ESC = 0x1b;
 const CR = 0x0d;
 const DASHES = Buffer.from("-----");
@@ -72,6 +71,12 @@ const STOP_OUTCOME: Record<StopRequest["reason"], { status: SandcastleRunResult[
   worker_lost: { status: "failed", reason: "worker_lost" },
 };
 
+/** The last line of a run's log: how it ended, with the result's one reason. */
+export function endLine(result: SandcastleRunResult): string {
+  const reason = result.failure_reason ?? result.skip_reason;
+  return `── run ${result.status}${reason !== null ? ` (${reason})` : ""}${result.message ? `: ${result.message}` : ""}`;
+}
+
 export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<SandcastleRunResult> {
   const { runId, request } = input;
   const started = Date.now();
@@ -111,6 +116,12 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
       return { ...base(), status: "failed", skip_reason: null, failure_reason: reason, exit_code: exitCode, message: redactor.text(message) };
     };
 
+    // The child runs in repo_workdir: a missing one would fail its spawn with a message about node, not the directory.
+    const workdir = await stat(request.repo_workdir).catch(() => null);
+    if (workdir === null || !workdir.isDirectory()) {
+      return await failed("invalid_payload", `repo_workdir ${request.repo_workdir} ${workdir === null ? "does not exist" : "is not a directory"} on this worker: the run starts in it`);
+    }
+
     let values: Record<string, string>;
     let projectSlug: string;
     try {
@@ -141,28 +152,27 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
     const streamRedact = createLineRedactor(redactor);
     const tail = new BoundedTail(LOG_TAIL_LINES);
     const batcher = new LineBatcher(input.sinks);
+    const store = (line: string) => {
+      tail.push(line);
+      batcher.write(line);
+    };
     let complete: RunCompleteOutcome | null = null;
     let pemOpen = false;
     const onLine = (raw: string) => {
-      const parsed = parseChildLine(raw);
-      let stored: string;
-      if (parsed.kind === "event") {
-        // Parse before redacting: a redaction rule must never be able to break the result's JSON.
-        const event = redactStrings(parsed.event, (s) => redactor.text(s));
-        if (parsed.event.type === "run_complete") complete = readRunComplete(event);
-        stored = JSON.stringify(event);
-      } else {
-        stored = streamRedact(raw);
+      if (raw.charCodeAt(0) === RECORD_MARK_BYTE) {
+        const read = readRecord(raw, (value) => redactStrings(value, (s) => redactor.text(s)));
+        if (read.kind === "run_complete") complete = read.outcome;
+        else store(streamRedact(read.kind === "note" ? renderRecord(read.record) : `── an unreadable record from the child (${read.problem})`));
+        return;
       }
-      tail.push(stored);
-      batcher.write(stored);
+      store(streamRedact(raw));
       if (raw.includes("-----BEGIN")) pemOpen = true;
       else if (raw.includes("-----END")) pemOpen = false;
     };
-    // Lines with nothing special (no event, ANSI, PEM marker or CR) are redacted as one block of bytes:
+    // Lines with nothing special (no record, ANSI, PEM marker or CR) are redacted as one block of bytes:
     // every rule is line-local, so this equals line by line, at a fraction of the cost.
     const onBlock = (block: Buffer) => {
-      if (pemOpen || block[0] === OPEN_BRACE || block.includes(NEWLINE_BRACE) || block.includes(ESC) || block.includes(DASHES) || block.includes(CR)) {
+      if (pemOpen || block.includes(RECORD_MARK_BYTE) || block.includes(ESC) || block.includes(DASHES) || block.includes(CR)) {
         for (const line of block.toString("utf8").split("\n")) onLine(line.endsWith("\r") ? line.slice(0, -1) : line);
         return;
       }
@@ -188,40 +198,42 @@ export async function runSandcastle(input: RunInput, deps: RunnerDeps): Promise<
       ...(deps.graceMs !== undefined ? { graceMs: deps.graceMs } : {}),
     });
     input.onPhase?.("collecting");
+
+    const settle = async (): Promise<SandcastleRunResult> => {
+      if (exit.spawnError !== null) return failed("spawn_failed", `could not start the child: ${exit.spawnError}`);
+      if (exit.stoppedFor !== null) {
+        const outcome = STOP_OUTCOME[exit.stoppedFor.reason];
+        await emit({
+          type: "sandcastle_run_failed",
+          run_id: runId,
+          failure_reason: outcome.reason,
+          exit_code: exit.exitCode,
+          ...(exit.stoppedFor.by ? { requested_by: exit.stoppedFor.by } : {}),
+        });
+        const message = exit.stoppedFor.reason === "timeout" ? `timed out after ${request.timeout_minutes} min` : `stopped: ${outcome.reason}${exit.stoppedFor.by ? ` by ${exit.stoppedFor.by}` : ""}`;
+        return { ...base(), status: outcome.status, skip_reason: null, failure_reason: outcome.reason, exit_code: exit.exitCode, message };
+      }
+      const result = complete as RunCompleteOutcome | null;
+      if (result === null) return failed("no_result", `the child ended (exit ${exit.exitCode ?? exit.exitSignal}) without a run_complete record`, exit.exitCode);
+      if (!result.ok) return failed("bad_result", `run_complete is invalid: ${result.problem}`, exit.exitCode);
+      const r = result.value.result;
+      const shared = { ...base(), branch: r.branch, commits: r.commits, merged_branch: r.merged_branch };
+      if (r.status === "ok" && exit.exitCode === 0) {
+        const duration = (Date.now() - started) / 1000;
+        await emit({ type: "sandcastle_run_ok", run_id: runId, duration_s: duration, commits_count: r.commits.length });
+        return { ...shared, duration_seconds: duration, audit_row_count: auditRows, status: "ok", skip_reason: null, failure_reason: null, exit_code: 0, message: r.message ?? null };
+      }
+      const reason: FailureReason = r.status === "ok" ? "nonzero_exit" : (r.failure_reason ?? "agent_failed");
+      const failure = await failed(reason, r.message ?? `the run failed (exit ${exit.exitCode})`, exit.exitCode);
+      return { ...failure, branch: r.branch, commits: r.commits, merged_branch: r.merged_branch };
+    };
+    const result = await settle();
+    // The run's one ending, as the result says it: the child's own run_complete is not shown (after a
+    // kill switch it says `cancelled`, the signal it got, not why).
+    store(endLine(result));
     await batcher.close();
     if (batcher.failedBatches > 0) deps.log.warn({ run_id: runId, lost_batches: batcher.failedBatches }, "some of the run's log lines could not be stored (Redis refused or was unreachable)");
-    const withTail = () => ({ ...base(), log_tail: tail.lines() });
-
-    if (exit.spawnError !== null) return { ...(await failed("spawn_failed", `could not start the child: ${exit.spawnError}`)), log_tail: tail.lines() };
-
-    if (exit.stoppedFor !== null) {
-      const outcome = STOP_OUTCOME[exit.stoppedFor.reason];
-      await emit({
-        type: "sandcastle_run_failed",
-        run_id: runId,
-        failure_reason: outcome.reason,
-        exit_code: exit.exitCode,
-        ...(exit.stoppedFor.by ? { requested_by: exit.stoppedFor.by } : {}),
-      });
-      const message = exit.stoppedFor.reason === "timeout" ? `timed out after ${request.timeout_minutes} min` : `stopped: ${outcome.reason}${exit.stoppedFor.by ? ` by ${exit.stoppedFor.by}` : ""}`;
-      return { ...withTail(), status: outcome.status, skip_reason: null, failure_reason: outcome.reason, exit_code: exit.exitCode, message };
-    }
-
-    const result = complete as RunCompleteOutcome | null;
-    if (result === null) {
-      return { ...(await failed("no_result", `the child ended (exit ${exit.exitCode ?? exit.exitSignal}) without a run_complete line`, exit.exitCode)), log_tail: tail.lines() };
-    }
-    if (!result.ok) return { ...(await failed("bad_result", `run_complete is invalid: ${result.problem}`, exit.exitCode)), log_tail: tail.lines() };
-    const r = result.value.result;
-    const shared = { ...withTail(), branch: r.branch, commits: r.commits, merged_branch: r.merged_branch };
-    if (r.status === "ok" && exit.exitCode === 0) {
-      const duration = (Date.now() - started) / 1000;
-      await emit({ type: "sandcastle_run_ok", run_id: runId, duration_s: duration, commits_count: r.commits.length });
-      return { ...shared, duration_seconds: duration, audit_row_count: auditRows, status: "ok", skip_reason: null, failure_reason: null, exit_code: 0, message: r.message ?? null };
-    }
-    const reason: FailureReason = r.status === "ok" ? "nonzero_exit" : (r.failure_reason ?? "agent_failed");
-    const failure = await failed(reason, r.message ?? `the run failed (exit ${exit.exitCode})`, exit.exitCode);
-    return { ...failure, branch: r.branch, commits: r.commits, merged_branch: r.merged_branch, log_tail: tail.lines() };
+    return { ...result, log_tail: tail.lines() };
   } finally {
     stopLease();
     if (runDir !== null && deps.containers && containerEngine(effectiveSandbox(request)) !== undefined) {

@@ -1,7 +1,7 @@
 // Following a session's log as it is written: the stored backlog, then live entries, one event per line,
 // each addressed by a cursor "<stream entry id>/<line index>" (an entry holds a batch of lines), so a
 // reader can resume after any line. The follow ends when the runs it knows of have all ended (markers).
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 import { compareStreamIds, entryLines, entryMarker, type RunMarker } from "./session-log.js";
 
 /** Where a reader stands: after line `line` of entry `entry`. */
@@ -52,7 +52,7 @@ export interface FollowOptions {
  * `redis` must be a connection of its own: XREAD BLOCK holds it. The whole log is read from its start
  * (to know which runs are open) but only events after `opts.after` are yielded.
  */
-export async function* followSessionLog(redis: Redis, key: string, opts: FollowOptions): AsyncGenerator<SessionLogEvent> {
+export async function* followSessionLog(redis: RedisClient, key: string, opts: FollowOptions): AsyncGenerator<SessionLogEvent> {
   const open = new Set<string>();
   const ended: string[] = [];
   let targetEnded = false;

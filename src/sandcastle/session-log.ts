@@ -1,6 +1,6 @@
 // A session's log: a capped Redis stream per session_id, written in batches of lines
 // (one XADD per line is ~12x slower than one per 100-line batch on this kind of machine).
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/connect.js";
 import { z } from "zod";
 import type { StreamAppender } from "../redis/stream-appender.js";
 import { FAILURE_REASONS, RUN_STATUSES, SKIP_REASONS } from "./contract.js";
@@ -103,6 +103,8 @@ export class LineBatcher {
       // A lost log batch must not fail the run: count it and go on.
       if (results.some((r) => r.status === "rejected")) this.failures += 1;
       this.inFlight -= 1;
+      // Nagle's rule: what gathered while Redis was busy goes out as soon as it is free, not at the timer.
+      if (this.inFlight === 0 && this.batch.length > 0) this.flush();
       if (this.inFlight < MAX_IN_FLIGHT) for (const w of this.waiters.splice(0)) w();
     });
   }
@@ -179,7 +181,7 @@ export function budgetedJobLogSink(append: (text: string) => Promise<unknown>, s
 }
 
 /** Every stored line of a session, oldest first (already redacted when written). */
-export async function readSessionLog(redis: Redis, key: string): Promise<string[]> {
+export async function readSessionLog(redis: RedisClient, key: string): Promise<string[]> {
   const out: string[] = [];
   let start = "-";
   for (;;) {

@@ -3,7 +3,6 @@
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Queue, QueueEvents, type Job } from "bullmq";
-import { Redis } from "ioredis";
 import { enqueueResearchCompletion, MARGOT_INTENT_QUEUE } from "../../queues/margot-intent.js";
 import { parseJsonl } from "../../src/audit/jsonl-appender.js";
 import type { MargotIntentResult } from "../../src/margot/contract.js";
@@ -12,7 +11,8 @@ import { afterEach, beforeEach } from "vitest";
 import { CliProcess, cliEnv, stopAllCli, waitFor } from "./cli.js";
 import { FakeLinear } from "./fake-linear.js";
 import { FakeTelegram } from "./fake-telegram.js";
-import { deletePrefix, redisUrl, tempDir, uniquePrefix } from "./scope.js";
+import type { RedisClient } from "../../src/redis/connect.js";
+import { sharedRedis, tempDir, uniquePrefix, type RedisBackend } from "./scope.js";
 
 export const FIXTURES = resolve(import.meta.dirname, "../fixtures/margot");
 export const WEBHOOK_SECRET = "webhook-secret_0123456789abcdef";
@@ -37,16 +37,19 @@ export class MargotScope {
   readonly auditPath = join(this.dir.path, "audit.jsonl");
   readonly projectsPath = join(this.dir.path, "projects.json");
   readonly completePath = join(this.dir.path, "margot_complete.jsonl");
-  readonly redis = new Redis(redisUrl());
-  readonly queue = new Queue(MARGOT_INTENT_QUEUE, { connection: this.redis, prefix: this.prefix });
-  readonly drafts = new DraftStore(this.redis, this.prefix);
+  readonly redis: RedisClient;
+  readonly queue: Queue;
+  readonly drafts: DraftStore;
   readonly telegram = new FakeTelegram();
   readonly linear = new FakeLinear();
   private events: QueueEvents | null = null;
-  private eventsConnection: Redis | null = null;
+  private eventsConnection: RedisClient | null = null;
   baseUrl = "";
 
-  constructor() {
+  constructor(readonly backend: RedisBackend = sharedRedis()) {
+    this.redis = backend.client();
+    this.queue = new Queue(MARGOT_INTENT_QUEUE, { connection: this.redis, prefix: this.prefix });
+    this.drafts = new DraftStore(this.redis, this.prefix);
     copyFileSync(join(FIXTURES, "projects.json"), this.projectsPath);
   }
 
@@ -58,12 +61,13 @@ export class MargotScope {
   /** Telegram review channel, Linear, seconds-long timers (override any of it). */
   env(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
     return cliEnv({
-      REDIS_URL: redisUrl(),
+      ...this.backend.env,
       SCQ_KEY_PREFIX: this.prefix,
       AUDIT_LOG_PATH: this.auditPath,
       MARGOT_LEDGER_PATH: this.ledgerPath,
       MARGOT_FOLLOW_UP_PATH: this.followUpPath,
       PROJECTS_CONFIG_PATH: this.projectsPath,
+      RUNS_DIR: join(this.dir.path, "runs"),
       SCQ_LOCK_DURATION_MS: "3000",
       SCQ_STALLED_INTERVAL_MS: "1000",
       SCQ_SHUTDOWN_GRACE_SECONDS: "5",
@@ -115,7 +119,7 @@ export class MargotScope {
 
   private async queueEvents(): Promise<QueueEvents> {
     if (!this.events) {
-      this.eventsConnection = new Redis(redisUrl(), { maxRetriesPerRequest: null });
+      this.eventsConnection = this.backend.client();
       this.events = new QueueEvents(MARGOT_INTENT_QUEUE, { connection: this.eventsConnection, prefix: this.prefix });
       await this.events.waitUntilReady();
     }
@@ -185,7 +189,7 @@ export class MargotScope {
     await this.queue.close();
     this.redis.disconnect();
     await Promise.all([this.telegram.stop(), this.linear.stop()]);
-    await deletePrefix(redisUrl(), this.prefix);
+    await this.backend.deletePrefix(this.prefix);
     this.dir.remove();
   }
 }

@@ -1,12 +1,12 @@
 // A sandcastle-queue deployment for process-level tests: its own key prefix, dirs, manifests and env.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Redis } from "ioredis";
 import { Queue } from "bullmq";
 import { parseJsonl } from "../../src/audit/jsonl-appender.js";
 import { cliEnv } from "./cli.js";
 import { FAKE_CHILD } from "./run-harness.js";
-import { deletePrefix, redisUrl, tempDir, uniquePrefix } from "./scope.js";
+import type { RedisClient } from "../../src/redis/connect.js";
+import { sharedRedis, tempDir, uniquePrefix, type RedisBackend } from "./scope.js";
 
 export const SECRET_VALUE = "sk-ant-api03-process-level-secret-abcdef0123456789";
 
@@ -17,23 +17,28 @@ export class RunScope {
   readonly configDir = join(this.dir.path, "shm");
   readonly manifestDir = join(this.dir.path, "manifests");
   readonly auditPath = join(this.dir.path, "audit.jsonl");
-  readonly redis = new Redis(redisUrl());
-  readonly queue = new Queue("sandcastle-run", { connection: this.redis, prefix: this.prefix });
+  /** Retained run workspaces (RUNS_DIR): inside the scope, never the user's state directory. */
+  readonly runsDir = join(this.dir.path, "runs");
+  readonly redis: RedisClient;
+  readonly queue: Queue;
 
-  constructor() {
+  constructor(readonly backend: RedisBackend = sharedRedis()) {
+    this.redis = backend.client();
+    this.queue = new Queue("sandcastle-run", { connection: this.redis, prefix: this.prefix });
     for (const d of [this.outDir, this.configDir, this.manifestDir]) mkdirSync(d, { recursive: true });
     writeFileSync(join(this.manifestDir, "proj.json"), JSON.stringify({ project_slug: "proj", vars: ["ANTHROPIC_API_KEY"] }));
   }
 
   env(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
     return cliEnv({
-      REDIS_URL: redisUrl(),
+      ...this.backend.env,
       SCQ_KEY_PREFIX: this.prefix,
       TAO_SANDCASTLE_ENABLED: "1",
       SANDCASTLE_BIN: FAKE_CHILD,
       SANDCASTLE_CONFIG_DIR: this.configDir,
       ENV_MANIFEST_DIR: this.manifestDir,
       AUDIT_LOG_PATH: this.auditPath,
+      RUNS_DIR: this.runsDir,
       ANTHROPIC_API_KEY: SECRET_VALUE,
       SCQ_LOCK_DURATION_MS: "3000",
       SCQ_STALLED_INTERVAL_MS: "1000",
@@ -68,7 +73,7 @@ export class RunScope {
   async close(): Promise<void> {
     await this.queue.close();
     this.redis.disconnect();
-    await deletePrefix(redisUrl(), this.prefix);
+    await this.backend.deletePrefix(this.prefix);
     this.dir.remove();
   }
 }

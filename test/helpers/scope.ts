@@ -5,6 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { inject } from "vitest";
+import type { RedisBackend } from "./redis-backend.js";
+
+export type { RedisBackend };
 
 export function redisUrl(): string {
   return inject("redisUrl");
@@ -32,4 +35,9 @@ export async function deletePrefix(url: string, prefix: string): Promise<void> {
   } finally {
     r.disconnect();
   }
+}
+
+export function sharedRedis(): RedisBackend {
+  const url = redisUrl();
+  return { env: { REDIS_URL: url }, client: () => new Redis(url, { maxRetriesPerRequest: null }), deletePrefix: (prefix) => deletePrefix(url, prefix) };
 }

@@ -2,12 +2,12 @@
 // the local review channel (and a look at Telegram's drafts too: every draft lives in Redis).
 import { randomUUID } from "node:crypto";
 import { hostname, userInfo } from "node:os";
-import { QueueEvents, type ConnectionOptions, type Job } from "bullmq";
+import { QueueEvents, type Job } from "bullmq";
 import { enqueueReaction, MARGOT_INTENT_QUEUE } from "../../../queues/index.js";
 import { AppError } from "../../errors.js";
 import type { ReactionResult } from "../../margot/bridge.js";
 import { DraftRateLimit } from "../../margot/rate-limit.js";
-import { redisOptions } from "../../redis/target.js";
+import { bullConnection } from "../../redis/connect.js";
 import { DraftStore, type Draft } from "../../review/draft-store.js";
 import { reactionForEmoji, REACTIONS, type Reaction } from "../../review/telegram-updates.js";
 import type { Runtime } from "../runtime.js";
@@ -102,8 +102,12 @@ export async function draftsReactCommand(rt: Runtime, draftId: string, word: str
   if (!(await store.get(draftId))) throw new AppError("invalid_input", `no draft ${draftId} (see \`drafts list\`)`);
   if (opts.reason !== undefined && reaction !== "reject") throw new AppError("invalid_input", "--reason goes with reject only");
 
-  const events = new QueueEvents(MARGOT_INTENT_QUEUE, { connection: redisOptions(rt.site.target, "worker") as ConnectionOptions, prefix: rt.config.SCQ_KEY_PREFIX });
-  rt.shutdown.add("queue events", () => events.close());
+  const bull = bullConnection(rt.site.target);
+  const events = new QueueEvents(MARGOT_INTENT_QUEUE, { connection: bull.connection, prefix: rt.config.SCQ_KEY_PREFIX });
+  rt.shutdown.add("queue events", async () => {
+    await events.close();
+    await bull.close();
+  });
   await events.waitUntilReady();
   const actor = `cli:${safeUser()}@${hostname()}`;
   const { jobId } = await enqueueReaction(rt.queues.margotIntent, { draft_id: draftId, reaction, reason: opts.reason ?? null, actor, source: "cli" }, `react-cli-${randomUUID()}`);

@@ -1,7 +1,7 @@
 // `enqueue <queue> --request|--completion FILE|- [--wait]`: validate, enqueue, optionally wait for the result.
 // stdout: the job line, then (with --wait) the result as the last line; progress goes to stderr, on a terminal only.
 import { isAbsolute, resolve } from "node:path";
-import { QueueEvents, type ConnectionOptions, type Job, type Queue } from "bullmq";
+import { QueueEvents, type Job, type Queue } from "bullmq";
 import {
   enqueueResearchCompletion,
   enqueueRun,
@@ -15,7 +15,7 @@ import { AppError } from "../../errors.js";
 import { createRedactor } from "../../redact/index.js";
 import { RunSlots } from "../../sandcastle/run-slots.js";
 import { entryLines, sessionLogKey } from "../../sandcastle/session-log.js";
-import { redisOptions } from "../../redis/target.js";
+import { bullConnection } from "../../redis/connect.js";
 import { readJsonSource } from "../input.js";
 import type { Runtime } from "../runtime.js";
 import { waitForJob } from "../wait-job.js";
@@ -72,11 +72,12 @@ export async function enqueueCommand(rt: Runtime, queueName: string, opts: Enque
   process.stdout.write(`${JSON.stringify({ queue: queueName, job_id: jobId })}\n`);
   if (!opts.wait) return 0;
 
-  const events = new QueueEvents(queueName, {
-    connection: redisOptions(rt.site.target, "worker") as ConnectionOptions,
-    prefix: rt.config.SCQ_KEY_PREFIX,
+  const bull = bullConnection(rt.site.target);
+  const events = new QueueEvents(queueName, { connection: bull.connection, prefix: rt.config.SCQ_KEY_PREFIX });
+  rt.shutdown.add("queue events", async () => {
+    await events.close();
+    await bull.close();
   });
-  rt.shutdown.add("queue events", () => events.close());
   await events.waitUntilReady();
   const workers = await queue.getWorkersCount().catch(() => null);
   if (workers === 0) {

@@ -78,5 +78,5 @@ export async function serviceCommand(rt: Runtime, parts: { workers: boolean; htt
     log.info({ url: `${http.url}${BOARD_PATH}` }, "Bull Board is up");
     process.stdout.write(`sandcastle-queue: Bull Board at ${http.url}${BOARD_PATH}\n`);
   }
-  process.stdout.write(`sandcastle-queue: ${[parts.workers && "workers", parts.http && "http"].filter(Boolean).join(" + ")} running on ${rt.site.embedded ? "embedded Redis" : "REDIS_URL"}; Ctrl-C to stop\n`);
+  process.stdout.write(`sandcastle-queue: ${[parts.workers && "workers", parts.http && "http"].filter(Boolean).join(" + ")} running on ${rt.site.embedded ? "embedded Redis" : rt.site.target.kind === "cluster" ? "REDIS_CLUSTER_NODES" : "REDIS_URL"}; Ctrl-C to stop\n`);
 }

@@ -51,11 +51,12 @@ export function checkAgentAvailable(request: SandcastleRunRequest, runsOnHost: b
   }
 }
 
-export function buildAgent(sc: Sandcastle, request: SandcastleRunRequest, env: Record<string, string>, runsOnHost: boolean): AgentProvider {
+/** `stdoutTo`: the script agent's stdout goes there, past Sandcastle (agent-stream.ts). */
+export function buildAgent(sc: Sandcastle, request: SandcastleRunRequest, env: Record<string, string>, runsOnHost: boolean, stdoutTo?: string): AgentProvider {
   const options = { env };
   switch (request.agent) {
     case "script":
-      return scriptAgent({ templateDir: request.prompt_template_dir, env, runsOnHost });
+      return scriptAgent({ templateDir: request.prompt_template_dir, env, runsOnHost, ...(stdoutTo !== undefined ? { stdoutTo } : {}) });
     case "claudeCode":
       return sc.claudeCode(request.model ?? DEFAULT_MODELS.claudeCode, options);
     case "codex":

@@ -1,18 +1,14 @@
-// The child's stdout protocol: one JSON object per line, the last one `run_complete`.
-//   {"type":"agent_event","event":"text","phase":"run","iteration":1,"ts":"…","text":"…"}
-//   {"type":"agent_event","event":"tool_call","phase":"implement","implementer":2,"iteration":1,"ts":"…","name":"Bash","args":"…"}
-//   {"type":"phase","phase":"plan","status":"started"|"ok"|"failed","branch":"…","implementer":1?}
-//   {"type":"log","level":"info"|"warn"|"error","message":"…"}   (the child's notes and Sandcastle's console output)
-//   {"type":"run_complete","result":{branch,commits:[{sha}],merged_branch,status,failure_reason,message}}
-// Every free-text field goes through the SecretScrubber first; nothing is printed after run_complete.
+// What the child prints on stdout (protocol.ts): the agent's text as lines, everything else as
+// records, the last one `run_complete`. Every free-text field of the child's own goes through the
+// SecretScrubber first; nothing is printed after run_complete. The agent's own stream on the host
+// (agent-stream.ts) comes in as bytes, scrubbed there, and goes out as it is.
 import { format } from "node:util";
 import { ChildRunComplete } from "../contract.js";
+import { MARK_STAND_IN, RECORD_MARK, RECORD_MARK_BYTE, recordLine, type ChildRecord, type LogLevel, type Phase, type PhaseStatus } from "../protocol.js";
 import type { SecretScrubber } from "./secret-scrubber.js";
 
 export type RunCompleteResult = ChildRunComplete["result"];
-export type Phase = "run" | "plan" | "implement" | "review" | "merge";
-export type PhaseStatus = "started" | "ok" | "failed";
-export type LogLevel = "info" | "warn" | "error";
+export type { LogLevel, Phase, PhaseStatus };
 
 /** What Sandcastle hands `logging.onAgentStreamEvent` (0.12.0). */
 export type StreamEvent =
@@ -33,16 +29,21 @@ const MAX_PENDING = 64 * 1024;
 
 type Write = typeof process.stdout.write;
 
+const NEWLINE = 0x0a;
+const STAND_IN = Buffer.from(MARK_STAND_IN);
+
 export class EventPrinter {
   private completed = false;
-  private readonly rawWrite: (text: string) => boolean;
+  /** The last byte out was a newline: a record may start here. */
+  private atLineStart = true;
+  private readonly rawWrite: (chunk: string | Uint8Array, done?: () => void) => boolean;
   private readonly pending = new Map<LogLevel, string>();
   private readonly dropFilters: Array<(line: string) => boolean> = [];
 
   constructor(private scrubber: SecretScrubber) {
     const stdout = process.stdout;
-    const original = stdout.write;
-    this.rawWrite = (text) => original.call(stdout, text);
+    const original = stdout.write as (chunk: string | Uint8Array, done?: () => void) => boolean;
+    this.rawWrite = (chunk, done) => original.call(stdout, chunk, done);
     // The worker may be gone (EPIPE); a dead reader must not crash the child.
     stdout.on("error", () => {});
   }
@@ -55,21 +56,59 @@ export class EventPrinter {
     this.scrubber = scrubber;
   }
 
-  /** Forwards Sandcastle's text and tool-call events; `raw` (the provider's wire protocol) is not printed. */
+  /** Sandcastle's text events as the agent's lines, tool calls as records; `raw` (the provider's wire protocol) is not printed. */
   agentEvent(origin: EventOrigin, event: StreamEvent): void {
-    const base = {
-      type: "agent_event",
-      phase: origin.phase,
-      ...(origin.implementer !== undefined ? { implementer: origin.implementer } : {}),
-      iteration: event.iteration,
-      ts: event.timestamp.toISOString(),
-    };
     if (event.type === "text") {
       const text = event.message.endsWith("\n") ? event.message.slice(0, -1) : event.message;
-      this.write({ ...base, event: "text", text: this.clean(text) });
+      const lines = this.clean(text)
+        .split("\n")
+        .map((line) => (line.startsWith(RECORD_MARK) ? MARK_STAND_IN + line.slice(1) : line));
+      this.emit(`${lines.join("\n")}\n`);
     } else if (event.type === "toolCall") {
-      this.write({ ...base, event: "tool_call", name: this.clean(event.name), args: this.clean(event.formattedArgs) });
+      this.write({ type: "tool_call", ...origin, name: this.clean(event.name), args: this.clean(event.formattedArgs) });
     }
+  }
+
+  /** The agent's own stdout, as it comes (agent-stream.ts): passed on unchanged but for RS at a line's start. */
+  agentBytes(chunk: Buffer): void {
+    if (this.completed || chunk.length === 0) return;
+    const out = chunk.includes(RECORD_MARK_BYTE) ? this.standIn(chunk) : chunk;
+    this.atLineStart = out[out.length - 1] === NEWLINE;
+    this.rawWrite(out);
+  }
+
+  /** stdout holds bytes it could not hand to the OS yet. */
+  get stdoutBusy(): boolean {
+    return process.stdout.writableLength > 0;
+  }
+
+  /** Resolves once everything written so far has been handed to the OS (or stdout failed). */
+  flushed(): Promise<void> {
+    return new Promise((resolve) => {
+      try {
+        this.rawWrite("", () => resolve());
+      } catch {
+        resolve();
+      }
+    });
+  }
+
+  /** An agent's stream ended: a last line without its newline is ended here. */
+  endAgentLine(): void {
+    if (!this.atLineStart) this.emit("\n");
+  }
+
+  private standIn(chunk: Buffer): Buffer {
+    const parts: Buffer[] = [];
+    let from = 0;
+    for (let at = chunk.indexOf(RECORD_MARK_BYTE); at !== -1; at = chunk.indexOf(RECORD_MARK_BYTE, at + 1)) {
+      const lineStart = at === 0 ? this.atLineStart : chunk[at - 1] === NEWLINE;
+      if (!lineStart) continue;
+      parts.push(chunk.subarray(from, at), STAND_IN);
+      from = at + 1;
+    }
+    parts.push(chunk.subarray(from));
+    return Buffer.concat(parts);
   }
 
   phase(origin: EventOrigin, status: PhaseStatus, branch: string, message?: string): void {
@@ -90,8 +129,8 @@ export class EventPrinter {
 
   /**
    * Everything else that would reach stdout or stderr — Sandcastle's console notes, its clack
-   * warnings — becomes `log` lines, so stdout stays one JSON object per line with run_complete
-   * last, and nothing interleaves from stderr.
+   * warnings — becomes `log` records, so nothing reaches stdout but through this printer, and
+   * nothing interleaves from stderr.
    */
   captureOutput(): void {
     const to = (level: LogLevel) => (...args: unknown[]) => {
@@ -175,10 +214,16 @@ export class EventPrinter {
     return this.scrubber.scrub(text.replace(ANSI, ""));
   }
 
-  private write(object: unknown): void {
+  private write(record: ChildRecord): void {
+    // A record starts a line: an agent's unfinished line (no newline yet) is ended first.
+    this.emit(`${this.atLineStart ? "" : "\n"}${recordLine(record)}`);
+  }
+
+  private emit(text: string): void {
     if (this.completed) return;
+    this.atLineStart = true;
     try {
-      this.rawWrite(`${JSON.stringify(object)}\n`);
+      this.rawWrite(text);
     } catch {
       // stdout gone: nothing left to tell.
     }

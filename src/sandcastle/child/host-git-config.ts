@@ -4,9 +4,10 @@
 // (Concurrent runs also fail on that file's lock: "could not lock config file ~/.gitconfig".)
 // For host runs the child points GIT_CONFIG_GLOBAL (via the sandbox provider's env, so only the
 // agent's processes see it) at a throwaway file per agent phase that includes the user's real
-// global config: reads see it, writes land in the throwaway file. Removed when the child exits.
+// global config: reads see it, writes land in the throwaway file. It lives in the run's directory
+// (removed with the run by the worker, whatever kills the child) and is removed when the child exits.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { homedir } from "node:os";
 import { join } from "node:path";
 
 export interface IsolatedGitConfig {
@@ -14,9 +15,8 @@ export interface IsolatedGitConfig {
   dispose(): void;
 }
 
-export function isolateGlobalGitConfig(runId: string): IsolatedGitConfig {
-  const safeId = runId.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 64);
-  const dir = mkdtempSync(join(tmpdir(), `scq-gitconfig-${safeId}-`));
+export function isolateGlobalGitConfig(runDir: string): IsolatedGitConfig {
+  const dir = mkdtempSync(join(runDir, "gitconfig-"));
   const file = join(dir, "config");
   const home = process.env.HOME ?? homedir();
   const xdg = process.env.XDG_CONFIG_HOME ?? join(home, ".config");

@@ -3,8 +3,9 @@
 //
 // The worker spawns it detached (own process group), cwd = repo_workdir, env = exactly PATH, HOME,
 // NODE_NO_WARNINGS=1, with a pipe on stdin it never closes while alive. The child reads the 0600
-// config (ChildConfig), drives @ai-hero/sandcastle, and prints JSON lines (see events.ts), the last
-// one `run_complete`. Exit codes: 0 ok, 1 failed, 2 invalid config/request (invalid_payload).
+// config (ChildConfig), drives @ai-hero/sandcastle, prints the agent's lines and its own records
+// (protocol.ts), the last one `run_complete`, and exits once stdout has taken it all.
+// Exit codes: 0 ok, 1 failed, 2 invalid config/request (invalid_payload).
 //
 // Stopping: SIGTERM/SIGINT/SIGHUP abort the Sandcastle run (AbortSignal), end the agent's processes,
 // and exit 1 once the run settles or after 3 s at most. stdin closing (the worker died) aborts too,
@@ -17,6 +18,7 @@ import { commitsAdded, commitsAddedSync, recordBase } from "./commits.js";
 import { loadChildConfig } from "./child-config.js";
 import { EventPrinter, type RunCompleteResult } from "./events.js";
 import { PhaseLogs } from "./phase-logs.js";
+import { AgentStream } from "./agent-stream.js";
 import { isGroupLeader, killOwnGroup, signalOwnedProcesses } from "./process-group.js";
 import { RunFailure, classifyFailure, messageOf } from "./run-failure.js";
 import { SecretScrubber } from "./secret-scrubber.js";
@@ -30,6 +32,7 @@ import { trustRepositoryOwner } from "./container-user.js";
 import { runSingle } from "./single-run.js";
 import { releaseStdin, watchStdin } from "./stdin-watchdog.js";
 import { releaseAllLocks } from "./lock-files.js";
+import { exitWhenFlushed } from "../../flushed-exit.js";
 
 const USAGE = "usage: main.js run --config <path> [--json]";
 /** After SIGTERM: how long the aborted run may take to settle before the child exits anyway. */
@@ -43,6 +46,7 @@ let branch = "";
 let base: RunBase | undefined;
 let sandbox: SandboxChoice | undefined;
 let logs: PhaseLogs | undefined;
+let stream: AgentStream | undefined;
 let stopping: RunFailure | undefined;
 
 type Args = { ok: true; configPath: string } | { ok: false; message: string };
@@ -68,7 +72,7 @@ function exitCodeFor(result: RunCompleteResult): number {
 }
 
 function releaseResources(): void {
-  for (const release of [() => sandbox?.dispose(), () => logs?.dispose(), releaseAllLocks]) {
+  for (const release of [() => stream?.dispose(), () => sandbox?.dispose(), () => logs?.dispose(), releaseAllLocks]) {
     try {
       release();
     } catch {
@@ -77,14 +81,18 @@ function releaseResources(): void {
   }
 }
 
-/** Prints run_complete (once), ends what the run left running, exits. */
-function finish(result: RunCompleteResult): never {
+let finishing: Promise<never> | undefined;
+
+/** Prints run_complete (once), ends what the run left running, exits once stdout is delivered. */
+function finish(result: RunCompleteResult): Promise<never> {
+  if (finishing) return finishing;
   printer.runComplete(result);
   releaseResources();
   releaseStdin();
   if (stopping?.reason === "worker_lost") killOwnGroup();
   else signalOwnedProcesses("SIGKILL");
-  process.exit(exitCodeFor(result));
+  finishing = exitWhenFlushed(exitCodeFor(result));
+  return finishing;
 }
 
 function failedResult(failure: RunFailure, commits: { sha: string }[] = []): RunCompleteResult {
@@ -95,14 +103,15 @@ function failedResult(failure: RunFailure, commits: { sha: string }[] = []): Run
 function stop(failure: RunFailure, graceMs: number): void {
   if (stopping !== undefined) {
     // A second signal: do not wait any longer.
-    finish(failedResult(stopping, base ? commitsAddedSync(base) : []));
+    void finish(failedResult(stopping, base ? commitsAddedSync(base) : []));
+    return;
   }
   stopping = failure;
   controller.abort(failure);
   // Sandcastle's noSandbox exec does not kill the agent on abort: SIGTERM what runs now; finish()
   // SIGKILLs whatever is left once the run has settled (git cleanup included by then).
   signalOwnedProcesses("SIGTERM", 1);
-  setTimeout(() => finish(failedResult(failure, base ? commitsAddedSync(base) : [])), graceMs);
+  setTimeout(() => void finish(failedResult(failure, base ? commitsAddedSync(base) : [])), graceMs);
 }
 
 /** A write to a pipe whose reader is gone. Our own stdout has its own listener (events.ts), so this is the agent's stdin. */
@@ -120,9 +129,9 @@ function installProcessHandlers(): void {
     // Sandcastle writes the prompt to the agent's stdin with no error listener: an agent that exits
     // without reading it raises EPIPE here. The agent's exit is reported by Sandcastle as usual.
     if (isPromptEpipe(error)) return;
-    finish(failedResult(new RunFailure("agent_failed", `unexpected error: ${messageOf(error)}`)));
+    void finish(failedResult(new RunFailure("agent_failed", `unexpected error: ${messageOf(error)}`)));
   });
-  process.on("unhandledRejection", (error) => finish(failedResult(new RunFailure("agent_failed", `unexpected error: ${messageOf(error)}`))));
+  process.on("unhandledRejection", (error) => void finish(failedResult(new RunFailure("agent_failed", `unexpected error: ${messageOf(error)}`))));
   // Anything else that exits the process (Sandcastle's own SIGTERM handler calls process.exit(1)
   // when a docker sandbox is up) still leaves a run_complete and no agent processes behind.
   process.on("exit", () => {
@@ -176,8 +185,10 @@ async function main(): Promise<never> {
     const sc = await sandcastle;
     controller.signal.throwIfAborted();
     sandbox = await buildSandbox(sandboxName, site, commonDir);
-    const agent = buildAgent(sc, request, sandbox.agentEnv, sandbox.runsOnHost);
-    logs = new PhaseLogs(config.run_id, request.repo_workdir, loaded.scrubber);
+    // One agent at a time whose output the child reads itself: the script agent on the host, one phase.
+    if (request.agent === "script" && sandbox.runsOnHost && !parallel) stream = AgentStream.open(site.runDir, printer, loaded.scrubber);
+    const agent = buildAgent(sc, request, sandbox.agentEnv, sandbox.runsOnHost, stream?.path);
+    logs = new PhaseLogs(site.runDir);
     const phaseLogs = logs;
     printer.dropForeign((line) => phaseLogs.mentionsRawLog(line));
     const ctx = {
@@ -187,6 +198,7 @@ async function main(): Promise<never> {
       printer,
       logs,
       site: { sc, repo: request.repo_workdir, commonDir, signal: controller.signal },
+      ...(stream ? { stream } : {}),
     };
     const outcome = parallel ? await runParallelPlanner(ctx) : await runSingle(ctx);
     controller.signal.throwIfAborted();

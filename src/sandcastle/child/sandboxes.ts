@@ -161,7 +161,7 @@ export async function buildSandbox(name: SandboxName, site: SandboxSite, commonD
           agentEnv,
           provider: () => {
             if (!ownGitConfig) return noSandbox();
-            const gitConfig = isolateGlobalGitConfig(runId);
+            const gitConfig = isolateGlobalGitConfig(site.runDir);
             isolated.push(gitConfig);
             return noSandbox({ env: gitConfig.env });
           },

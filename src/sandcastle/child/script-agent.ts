@@ -38,16 +38,20 @@ function isExecutable(path: string): boolean {
  * does not exist, so its text travels in the command itself (`sh -c <text>`), run by the
  * interpreter its shebang names (bash when it says bash, else sh).
  */
-function commandFor(path: string, runsOnHost: boolean): string {
-  if (runsOnHost) return isExecutable(path) ? `exec ${shellQuote(path)}` : `exec sh ${shellQuote(path)}`;
+function commandFor(path: string, runsOnHost: boolean, stdoutTo: string | undefined): string {
+  if (runsOnHost) {
+    const redirect = stdoutTo !== undefined ? ` > ${shellQuote(stdoutTo)}` : "";
+    return `exec ${isExecutable(path) ? "" : "sh "}${shellQuote(path)}${redirect}`;
+  }
   const text = readFileSync(path, "utf8");
   const shebang = text.startsWith("#!") ? text.slice(0, text.indexOf("\n")) : "";
   const interpreter = /\bbash\b/.test(shebang) ? "bash" : "sh";
   return `exec ${interpreter} -c ${shellQuote(text)} ${SCRIPT_FILE}`;
 }
 
-export function scriptAgent(options: { templateDir: string; env: Record<string, string>; runsOnHost: boolean }): AgentProvider {
-  const command = commandFor(scriptPath(options.templateDir), options.runsOnHost);
+/** `stdoutTo` (on the host only): a path the script's stdout goes to instead of Sandcastle (agent-stream.ts). */
+export function scriptAgent(options: { templateDir: string; env: Record<string, string>; runsOnHost: boolean; stdoutTo?: string }): AgentProvider {
+  const command = commandFor(scriptPath(options.templateDir), options.runsOnHost, options.stdoutTo);
   return {
     name: "script",
     env: options.env,

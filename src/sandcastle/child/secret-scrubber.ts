@@ -7,6 +7,7 @@ const MARK = "[REDACTED]";
 
 export class SecretScrubber {
   private readonly needles: string[];
+  private readonly byteNeedles: Buffer[];
 
   constructor(values: Iterable<string>) {
     const set = new Set<string>();
@@ -18,6 +19,7 @@ export class SecretScrubber {
     }
     // Longest first, so a secret containing another is replaced whole.
     this.needles = [...set].sort((a, b) => b.length - a.length);
+    this.byteNeedles = this.needles.map((n) => Buffer.from(n, "utf8"));
   }
 
   /** Scrubber from whatever `env`-like object a (possibly invalid) config holds. */
@@ -25,6 +27,12 @@ export class SecretScrubber {
     if (typeof env !== "object" || env === null) return new SecretScrubber([]);
     const values = Object.values(env as Record<string, unknown>).filter((v): v is string => typeof v === "string");
     return new SecretScrubber(values);
+  }
+
+  /** The same on UTF-8 bytes; `bytes` itself when it holds no secret (one search per needle, nothing decoded). */
+  scrubBytes(bytes: Buffer): Buffer {
+    if (!this.byteNeedles.some((needle) => bytes.includes(needle))) return bytes;
+    return Buffer.from(this.scrub(bytes.toString("utf8")), "utf8");
   }
 
   scrub(text: string): string {

@@ -68,7 +68,7 @@ describe("sandcastle-run payload refusals", () => {
     ["missing session_id", { session_id: undefined }, /session_id: /],
     ["bad branch", { branch: "../../etc" }, /branch: /],
     ["noSandbox outside dry run", { dry_run: false }, /sandbox: noSandbox is never used in an autonomy path/],
-    ["secret-shaped extra_env", { extra_env: { STRIPE_SECRET: "x" } }, /extra_env.STRIPE_SECRET: looks like a secret/],
+    ["secret-shaped extra_env", { extra_env: { STRIPE_SECRET: "x" } }, /extra_env.STRIPE_SECRET: the name holds "SECRET", so it looks like a secret: put it in the run.s env manifest/],
     ["extra_env overlapping the manifest", { extra_env: { REGION: "eu" } }, /extra_env: REGION also named by env manifest "restoreassist"/],
     ["missing manifest", { env_manifest_name: "nope" }, /env_manifest_name: env manifest "nope" not found/],
   ];

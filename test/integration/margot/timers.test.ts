@@ -19,7 +19,7 @@ describe("draft timers", () => {
     expect(expired.decided_by).toBe("timer");
     await waitFor(() => s.ledgerRows(c.interaction_id).length === 2, 5000);
     expect(s.ledgerRows(c.interaction_id).map((r) => r.outcome)).toEqual(["drafted", "expired"]);
-    expect(s.auditRows().find((r) => r.type === "margot_intent_expired")).toEqual({ ts: expect.any(String), type: "margot_intent_expired", interaction_id: c.interaction_id, draft_id: result.draft_id });
+    expect(s.auditRows().find((r) => r.type === "margot_intent_expired")).toEqual({ ts: expect.any(String), seq: expect.any(Number), prev: expect.any(String), type: "margot_intent_expired", interaction_id: c.interaction_id, draft_id: result.draft_id });
     await waitFor(() => s.telegram.notices().some((n) => /expired/.test(n.text)), 5000);
     expect(s.linear.issues).toHaveLength(0);
   });
@@ -51,8 +51,8 @@ describe("draft timers", () => {
     // ⏳ is not among Telegram's reactions; 😴 is, and means defer.
     expect((await s.webhook(reactionUpdate({ chatId: s.telegram.chatId, messageId: message.message_id, emoji: "😴" }))).status).toBe(200);
     const deferred = await s.waitState(draftId, "deferred");
-    // The expiry job is removed just after the state changes (same reaction job): wait for it.
-    await waitFor(async () => (await s.queue.getJob(`expire-${draftId}-0`)) === undefined, 10_000, () => "the expiry job to be removed");
+    // The state is recorded first, then the expiry job is removed (ADR 0004).
+    await waitFor(async () => (await s.queue.getJob(`expire-${draftId}-0`)) === undefined, 5000, () => "the expiry job to be removed");
     expect(Date.parse(deferred.resurface_at!) - Date.parse(deferred.deferred_at!)).toBe(8000);
     const list = lastJsonLine((await runCli(["drafts", "list", "--json"], s.env())).stdout) as { drafts: Array<{ id: string; state: string; resurface_at: string }> };
     expect(list.drafts[0]).toMatchObject({ id: draftId, state: "deferred", resurface_at: deferred.resurface_at });

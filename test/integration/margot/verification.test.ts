@@ -115,7 +115,7 @@ describe("seed verification", () => {
     expect(result).toMatchObject({ classification: "informational", status: "informational", draft_id: null, action_summary: null });
     expect(["not_action_shaped", "confidence_too_low"]).toContain(result.reason);
     expect(s.auditTypes(c.interaction_id)).toEqual(["margot_intent_classified"]);
-    expect(s.auditRows()[0]).toEqual({ ts: expect.any(String), type: "margot_intent_classified", interaction_id: c.interaction_id, classification: "informational", confidence: result.confidence, status: "informational", reason: result.reason });
+    expect(s.auditRows()[0]).toEqual({ ts: expect.any(String), seq: expect.any(Number), prev: expect.any(String), type: "margot_intent_classified", interaction_id: c.interaction_id, classification: "informational", confidence: result.confidence, status: "informational", reason: result.reason });
     expect(s.telegram.sent).toHaveLength(0);
     expect(s.ledgerRows(c.interaction_id).map((r) => r.outcome)).toEqual(["informational"]);
     expect(await s.drafts.list()).toEqual([]);
@@ -142,6 +142,8 @@ describe("seed verification", () => {
     expect(result).toMatchObject({ classification: "action_shaped", status: "rejected", reason: "repo_not_allowed", target_repo: "random/repo-not-in-portfolio", draft_id: null });
     expect(s.auditRows().find((r) => r.type === "margot_intent_rejected")).toEqual({
       ts: expect.any(String),
+      seq: expect.any(Number),
+      prev: expect.any(String),
       type: "margot_intent_rejected",
       interaction_id: c.interaction_id,
       draft_id: null,

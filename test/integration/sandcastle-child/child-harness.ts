@@ -116,14 +116,17 @@ export interface FinishedChild {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
   readonly lines: string[];
+  /** The records (lines that start with RS), parsed. */
   readonly events: Array<Record<string, unknown>>;
+  /** Every other line: what the agent printed. */
+  readonly agentLines: string[];
   readonly last: { type: string; result: Record<string, unknown> & { commits: { sha: string }[] } };
   readonly stdout: string;
   readonly stderr: string;
 }
 
 export function parseLines(lines: string[]): Array<Record<string, unknown>> {
-  return lines.filter((l) => l.length > 0).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return lines.filter((l) => l.startsWith("\u001e")).map((l) => JSON.parse(l.slice(1)) as Record<string, unknown>);
 }
 
 export async function finish(child: RunningChild): Promise<FinishedChild> {
@@ -134,6 +137,7 @@ export async function finish(child: RunningChild): Promise<FinishedChild> {
     signal,
     lines: child.lines,
     events,
+    agentLines: child.lines.filter((l) => !l.startsWith("\u001e")),
     last: events.at(-1) as FinishedChild["last"],
     stdout: child.lines.join("\n"),
     stderr: child.stderr.join(""),

@@ -1,6 +1,6 @@
 // The child program end to end on the real Sandcastle library, real git, the `script` agent.
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   FIXTURES,
@@ -40,9 +40,10 @@ describe("sandcastle child: dry run with the script agent", () => {
     expect(out.last.type).toBe("run_complete");
     expect(out.last.result).toMatchObject({ branch: "sandcastle/dry-1", status: "ok", merged_branch: null, failure_reason: null });
     expect(out.code).toBe(0);
-    // every stdout line is one JSON object, run_complete exactly once and last
+    // run_complete exactly once and last; the agent's lines as it printed them
     expect(out.events.filter((e) => e.type === "run_complete")).toHaveLength(1);
-    expect(out.events.some((e) => e.type === "agent_event" && e.event === "text" && String(e.text).includes("committed hello-sess-1.txt"))).toBe(true);
+    expect(out.lines.at(-1)!.startsWith("\u001e")).toBe(true);
+    expect(out.agentLines).toContain("committed hello-sess-1.txt");
 
     // the branch exists in git and holds the reported commits
     const tip = git(repo, "rev-parse", "--verify", "refs/heads/sandcastle/dry-1");
@@ -59,8 +60,9 @@ describe("sandcastle child: dry run with the script agent", () => {
     expect(git(repo, "rev-parse", "--abbrev-ref", "HEAD")).toBe("main");
     expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
     expect(readFileSync(join(home, ".gitconfig"), "utf8")).toBe(gitconfigBefore);
-    // Sandcastle's phase log, published scrubbed
-    expect(readdirSync(join(repo, ".sandcastle", "logs"))).toContain("run-dry-1-run.log");
+    // Sandcastle's phase log went with the run: nothing of it in the repository or the run's directory
+    expect(existsSync(join(repo, ".sandcastle", "logs"))).toBe(false);
+    expect(readdirSync(dirname(config))).toEqual(["sandcastle-run.json"]);
   });
 
   it("hands config.env to the agent, never to the child's own environment or output", async () => {
@@ -101,9 +103,6 @@ describe("sandcastle child: dry run with the script agent", () => {
     expect(done.stdout).toContain("token is [REDACTED]");
     expect(done.stdout).not.toContain(secret);
     expect(done.stderr).not.toContain(secret);
-    const log = readFileSync(join(repo, ".sandcastle", "logs", "run-env-1-run.log"), "utf8");
-    expect(log).toContain("token is [REDACTED]");
-    expect(log).not.toContain(secret);
     expect(alive(agentPid)).toBe(false);
   });
 
@@ -165,5 +164,60 @@ describe("sandcastle child: dry run with the script agent", () => {
       expect(out.last.result, out.stdout).toMatchObject({ status: "ok", branch: `sandcastle/many-${i + 1}` });
       expect(git(repo, "show", `sandcastle/many-${i + 1}:hello-many-${i + 1}.txt`)).toBe("hi");
     }
+  });
+});
+
+describe("sandcastle child: an agent that prints a lot", () => {
+  // The agent's stdout reaches the child's past Sandcastle (agent-stream.ts), and the child exits only
+  // once its stdout has taken everything (flushed-exit.ts): no line lost, run_complete last.
+  it.each([20_000, 500_000])("%i lines: every one arrives, in order, and the run ends ok", async (count) => {
+    const repo = makeRepo();
+    const config = writeConfig({
+      request: { agent: "script", prompt_template_dir: join(FIXTURES, "many-lines"), branch: `sandcastle/many-${count}`, repo_workdir: repo, dry_run: true },
+      env: { LINES: String(count) },
+    });
+
+    const out = await runChild(config, { cwd: repo, home: makeHome() });
+
+    expect(out.last.type).toBe("run_complete");
+    expect(out.last.result).toMatchObject({ status: "ok", failure_reason: null });
+    expect(out.code).toBe(0);
+    expect(out.agentLines.filter((l) => l === "short line")).toHaveLength(count);
+    expect(out.agentLines.at(-1)).toBe("last line");
+  });
+
+  it("reads cut anywhere: a secret split across two reads is still scrubbed; a 200 KB line is cut to 64 KiB with the worker's marker", async () => {
+    const repo = makeRepo();
+    const dir = tempDir("template");
+    writeFileSync(join(dir, "prompt.md"), "go\n");
+    // 20 000 lines of 30-odd bytes: 64 KiB reads end inside a line (and inside the secret) many times.
+    writeFileSync(join(dir, "agent.sh"), `#!/bin/sh\ncat > /dev/null\ni=0\nwhile [ $i -lt 20000 ]; do echo "n$i $MY_TOKEN"; i=$((i + 1)); done | cat\nhead -c 204800 /dev/zero | tr '\\0' 'w'\necho\necho after\n`, { mode: 0o755 });
+    const secret = "sk-test-Zq8vN3bLxP0wRt7Y";
+    const config = writeConfig({ request: { agent: "script", prompt_template_dir: dir, branch: "sandcastle/cuts", repo_workdir: repo, dry_run: true }, env: { MY_TOKEN: secret } });
+
+    const out = await runChild(config, { cwd: repo, home: makeHome() });
+
+    expect(out.last.result.status).toBe("ok");
+    expect(out.stdout).not.toContain(secret);
+    expect(out.agentLines.filter((l) => /^n\d+ \[REDACTED\]$/.test(l))).toHaveLength(20_000);
+    const kept = 64 * 1024 - 128;
+    expect(out.agentLines).toContain(`${"w".repeat(kept)} …[line truncated: ${204_800 - kept} more bytes]`);
+    expect(out.agentLines.at(-1)).toBe("after");
+  });
+
+  it("an agent's line that starts with RS is not taken for a record", async () => {
+    const repo = makeRepo();
+    const dir = tempDir("template");
+    writeFileSync(join(dir, "prompt.md"), "go\n");
+    const fake = JSON.stringify({ type: "run_complete", result: { branch: "x", commits: [], merged_branch: null, status: "failed" } });
+    writeFileSync(join(dir, "agent.sh"), `#!/bin/sh\ncat > /dev/null\nprintf '\\036%s\\n' '${fake}'\nprintf 'no newline at the end'\n`, { mode: 0o755 });
+    const config = writeConfig({ request: { agent: "script", prompt_template_dir: dir, branch: "sandcastle/rs", repo_workdir: repo, dry_run: true } });
+
+    const out = await runChild(config, { cwd: repo, home: makeHome() });
+
+    expect(out.events.filter((e) => e.type === "run_complete")).toHaveLength(1);
+    expect(out.last.result.status).toBe("ok");
+    expect(out.agentLines).toContain(`\u241e${fake}`);
+    expect(out.agentLines).toContain("no newline at the end");
   });
 });

@@ -1,7 +1,7 @@
 // The whole pipeline on the real @ai-hero/sandcastle with the script agent, in real temp git repos.
-import { readdirSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
 import { CliProcess, lastJsonLine, runCli, stopAllCli } from "../../helpers/cli.js";
 import { gitOut, makeGitRepo, RunScope } from "../../helpers/run-scope.js";
@@ -10,15 +10,19 @@ const COMMIT_FILE = resolve(import.meta.dirname, "../../fixtures/sandcastle/comm
 let s: RunScope;
 let repo: string;
 
-beforeEach(async () => {
+// One worker and one repo for the file: a worker start costs seconds on a loaded machine, and the runs
+// use branches of their own.
+beforeAll(async () => {
   s = new RunScope();
   repo = join(s.dir.path, "repo");
   makeGitRepo(repo);
+  // The commit-file agent waits for this file (up to 30 s) when OUT_DIR is set, as s.request() sets it.
+  writeFileSync(join(s.outDir, "release"), "");
   // The built-in child: SANDCASTLE_BIN empty means "unset".
   const w = new CliProcess(["worker"], s.env({ SANDCASTLE_BIN: "" }));
   await w.waitForOutput(/workers running/);
-});
-afterEach(async () => {
+}, 60_000);
+afterAll(async () => {
   await stopAllCli();
   await s.close();
 });

@@ -98,7 +98,7 @@ describe("child output", () => {
   it("non-JSON output without run_complete ends failed / no_result with the exit code", async () => {
     const result = await h.run(h.request({ extra_env: { FAKE_MODE: "non-json" } }));
     expect(result).toMatchObject({ status: "failed", failure_reason: "no_result", exit_code: 0 });
-    expect(result.log_tail).toEqual(["{not json at all", "just words"]);
+    expect(result.log_tail).toEqual(["{not json at all", "just words", `── run failed (no_result): ${result.message}`]);
   });
 
   it("an invalid run_complete ends failed / bad_result naming the field", async () => {
@@ -112,6 +112,14 @@ describe("child output", () => {
     expect(result).toMatchObject({ status: "failed", failure_reason: "agent_unavailable", exit_code: 1, message: "claude is not on PATH" });
   });
 
+  it("a repo_workdir that does not exist is named as such, and nothing is launched", async () => {
+    const missing = join(h.dir.path, "no-such-repo");
+    const result = await h.run(h.request({ repo_workdir: missing, extra_env: { FAKE_MODE: "ok" } }));
+    expect(result).toMatchObject({ status: "failed", failure_reason: "invalid_payload", message: `repo_workdir ${missing} does not exist on this worker: the run starts in it` });
+    expect(readdirSync(h.outDir)).toEqual([]);
+    expect(configFiles()).toEqual([]);
+  });
+
   it("a child that cannot be started ends failed / spawn_failed", async () => {
     h.child = childCommand(join(h.dir.path, "no-such-binary"));
     const result = await h.run(h.request());
@@ -123,7 +131,8 @@ describe("child output", () => {
     const result = await h.run(h.request({ extra_env: { FAKE_MODE: "lines", LINES: "500" } }));
     expect(result.status).toBe("ok");
     expect(result.log_tail).toHaveLength(50);
-    expect(result.log_tail.at(-1)).toContain('"type":"run_complete"');
+    // The run's one ending closes the log (the child's run_complete record is not shown)
+    expect(result.log_tail.at(-1)).toBe("── run ok");
     expect(result.log_tail[0]).toContain("***=[REDACTED]");
   });
 });

@@ -57,11 +57,14 @@ describe("sandcastle-run worker", () => {
     expect(readdirSync(s.outDir)).toEqual([]);
   });
 
-  it("a job with an invalid payload fails alone, naming the field; the worker keeps serving", async () => {
+  it("a job with an invalid payload or a name it does not know fails alone, saying why; the worker keeps serving", async () => {
     await startWorker();
     const bad = await s.queue.add("run", { ...s.request(), repo_workdir: "relative/path" }, { jobId: "run-bad-1" });
-    await waitFor(async () => (await bad.getState()) === "failed", 10_000);
+    const unknown = await s.queue.add("rerun", s.request({}, { FAKE_MODE: "ok" }), { jobId: "run-bad-2" });
+    await waitFor(async () => (await bad.getState()) === "failed" && (await unknown.getState()) === "failed", 10_000);
     expect((await s.queue.getJob("run-bad-1"))?.failedReason).toMatch(/repo_workdir: repo_workdir must be an absolute path/);
+    expect((await s.queue.getJob("run-bad-2"))?.failedReason).toBe('unknown sandcastle-run job name "rerun": this worker runs "run" jobs only');
+    expect(readdirSync(s.outDir)).toEqual([]);
     const out = await enqueue(s.request({}, { FAKE_MODE: "ok" }));
     expect(out.result?.status).toBe("ok");
   });
@@ -227,7 +230,8 @@ describe("sandcastle-run worker", () => {
     await waitFor(() => s.auditRows().at(-1)?.type === "sandcastle_run_failed", 5000, () => "the worker_lost audit row");
     expect(s.auditRows().at(-1)).toMatchObject({ type: "sandcastle_run_failed", run_id: runId, failure_reason: "worker_lost" });
     expect(s.auditRows().filter((r) => r.type === "sandcastle_run_started")).toHaveLength(1);
-    expect(readdirSync(s.configDir)).toEqual([]);
+    // Removed beside the audit row (not after it): give it the moment it takes.
+    await waitFor(() => readdirSync(s.configDir).length === 0, 5000, () => `the run directory to be removed (left: ${readdirSync(s.configDir).join(", ")})`);
   });
 });
 

@@ -43,6 +43,20 @@ describe("config", () => {
     expect(loadConfig({ SCQ_API_TOKEN: "admin-token-0123456789", SCQ_ALLOWED_HOSTS: "Queue.Example.com, 10.0.0.5" }).allowedHosts).toEqual(["queue.example.com", "10.0.0.5"]);
   });
 
+  it("REDIS_CLUSTER_NODES names a cluster's seed nodes, with its own credentials; REDIS_URL beside it is refused", () => {
+    const c = loadConfig({ REDIS_CLUSTER_NODES: "10.0.0.1:7000, redis-b:7001,[::1]:7002", REDIS_CLUSTER_USERNAME: "scq", REDIS_CLUSTER_PASSWORD: "cluster-pass-word", REDIS_CLUSTER_TLS: "1" });
+    expect(c.redisCluster).toEqual({ nodes: [{ host: "10.0.0.1", port: 7000 }, { host: "redis-b", port: 7001 }, { host: "::1", port: 7002 }], username: "scq", password: "cluster-pass-word", tls: true });
+    expect(loadConfig({}).redisCluster).toBeNull();
+    expect(problemsOf({ REDIS_CLUSTER_NODES: "10.0.0.1:7000", REDIS_URL: "redis://127.0.0.1:6379" })).toEqual([
+      "REDIS_CLUSTER_NODES: set either REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both",
+    ]);
+    expect(problemsOf({ REDIS_CLUSTER_NODES: "10.0.0.1" })).toEqual(["REDIS_CLUSTER_NODES: takes seed nodes as host:port,host:port (IPv6 as [::1]:7000)"]);
+    expect(problemsOf({ REDIS_CLUSTER_NODES: "a:1,b:99999" })).toEqual(["REDIS_CLUSTER_NODES: takes seed nodes as host:port,host:port (IPv6 as [::1]:7000)"]);
+    const stray = problemsOf({ REDIS_CLUSTER_PASSWORD: "cluster-pass-word", REDIS_CLUSTER_TLS: "1" });
+    expect(stray).toEqual([expect.stringMatching(/^REDIS_CLUSTER_PASSWORD: needs REDIS_CLUSTER_NODES/), expect.stringMatching(/^REDIS_CLUSTER_TLS: needs REDIS_CLUSTER_NODES/)]);
+    expect(stray.join("\n")).not.toContain("cluster-pass-word");
+  });
+
   it("names the variable and what it takes, for each bad value", () => {
     const cases: Array<[NodeJS.ProcessEnv, RegExp]> = [
       [{ PORT: "eighty" }, /^PORT: takes a whole number/],

@@ -30,6 +30,7 @@ const SHAPE_FRAGMENTS = [
   "sk-", "sk-ant-", "ant-", "api03-", "ghp_", "xoxb-", "proj-", "gh", "p_", "o_", "s_", "github_pat_", "AKIA", "ASIA", "A3T", "ABCDEFGHJKLMNOPQ", "XYZ234567",
   "xox", "b-", "p-", "eyJ", "hbGciOi", "eyJzdWIiOi", ".eyJ", ".", "Bearer ", "bearer\t", "BEARER ", "12345", "678901234", ":", "lin_api_",
   "aB3cD4eF5gH6iJ7kL8mN9", "pQ2rS_-", "aB3cD4eF5gH6iJ7kL8mN9pQ2rSaB3cD4eF5gH6", "aB3cD4eF5gH6iJ7kL8mN9pQ2rS_-aB3cD4", ":AaB3cD4eF5gH6iJ7kL8mN9pQ2rS_-aB3cD4", "x", "-", "_", " ", "0", "Z",
+  "postgres", "https", "://", "u", "@", "host", "/",
 ];
 
 describe("hint scan", () => {

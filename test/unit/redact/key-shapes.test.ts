@@ -35,6 +35,18 @@ const SHAPES: readonly [kind: string, token: string][] = [
 ];
 
 describe("key shapes", () => {
+  it.each([
+    ["DATABASE_URL=postgres://app:hunter2hunter2@db.internal:5432/app", "DATABASE_URL=postgres://app:[REDACTED:url-password]@db.internal:5432/app"],
+    ["clone https://x-access:tok3n_value@github.com/o/r.git now", "clone https://x-access:[REDACTED:url-password]@github.com/o/r.git now"],
+    ["redis://:s3cretpass@localhost:6379/0", "redis://:[REDACTED:url-password]@localhost:6379/0"],
+  ])("url-password: %s keeps all but the password", (line, expected) => {
+    expect(redactor.line(line)).toBe(expected);
+  });
+
+  it.each(["https://example.com/a:b@c", "http://host:8080/path", "mailto:someone@example.com", "git@github.com:o/r.git"])("url-password: %s is no URL with a password", (line) => {
+    expect(redactor.line(line)).toBe(line);
+  });
+
   it.each(SHAPES)("%s: %s is replaced and named", (kind, token) => {
     const out = redactor.line(`value ${token} end`);
     expect(out).toBe(`value [REDACTED:${kind}] end`);

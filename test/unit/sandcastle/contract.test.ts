@@ -37,3 +37,23 @@ describe("sandcastle-run request: sandbox, image, network", () => {
     expect(effectiveSandbox({ sandbox: "custom:p", dry_run: true })).toBe("custom:p");
   });
 });
+
+describe("sandcastle-run request: extra_env holds plain settings only", () => {
+  it.each(["GH_PAT", "API_KEY_1", "PRIVATE_KEY_PEM", "SECRETS", "OPENAI_KEY_ID", "GITHUB_TOKEN", "DB_PASSWORD_FILE", "apiKey", "MYAPIKEY"])("refuses the name %s, saying to use the manifest", (name) => {
+    expect(issues({ extra_env: { [name]: "x" } })).toEqual([expect.stringMatching(new RegExp(`^extra_env\\.${name}: the name holds ".+", so it looks like a secret: put it in the run's env manifest`))]);
+  });
+
+  it.each([
+    ["DATABASE_URL", "postgres://u:p@h/db", "a URL with a password"],
+    ["CLONE_FROM", "https://x:tok3n-value@example.com/o/r", "a URL with a password"],
+    ["NOTE", `see sk-ant-${"a".repeat(20)}`, "what looks like a credential (anthropic)"],
+  ])("refuses %s=%s: its value %s", (name, value, why) => {
+    const found = issues({ extra_env: { [name]: value } });
+    expect(found).toHaveLength(1);
+    expect(found[0]).toContain(`extra_env.${name}: the value holds ${why}: put it in the run's env manifest`);
+  });
+
+  it("takes plain settings, words that only hold a secret word's letters included", () => {
+    expect(issues({ extra_env: { PATH_PREFIX: "/opt/bin", MONKEY_MODE: "1", GIT_AUTHOR_NAME: "Bot", DATABASE_URL: "postgres://h/db", PATTERN: "a:b@c", LINES: "20000" } })).toEqual([]);
+  });
+});

@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { sweepChildTempDirs } from "../../../src/sandcastle/child-leftovers.js";
 import { writeChildConfig } from "../../../src/sandcastle/config-file.js";
 import { SandcastleRunRequest } from "../../../src/sandcastle/contract.js";
 import { createRunDir, removeRunDir, runDirPath, sweepRunDirs } from "../../../src/sandcastle/run-dir.js";
@@ -61,19 +60,5 @@ describe("run directory", () => {
     });
     expect(swept).toEqual(["run-dead"]);
     expect(readdirSync(dir.path)).toEqual(["scq-run-run-new"]);
-  });
-});
-
-describe("child temp dirs", () => {
-  it("the temp dirs a killed child leaves (raw logs, git config) are swept when their run is not active", async () => {
-    const dead = "run-00000000-0000-0000-0000-000000000001";
-    const live = "run-00000000-0000-0000-0000-000000000002";
-    for (const name of [`scq-logs-${dead}-abc`, `scq-gitconfig-${dead}-def`, `scq-logs-${live}-ghi`, "scq-other"]) {
-      mkdirSync(join(dir.path, name));
-      old(join(dir.path, name));
-    }
-    const removed = await sweepChildTempDirs(new Set([live]), dir.path);
-    expect(removed.map((p) => p.slice(dir.path.length + 1)).sort()).toEqual([`scq-gitconfig-${dead}-def`, `scq-logs-${dead}-abc`]);
-    expect(readdirSync(dir.path).sort()).toEqual([`scq-logs-${live}-ghi`, "scq-other"]);
   });
 });

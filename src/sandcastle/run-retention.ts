@@ -1,0 +1,178 @@
+// Keeping a finished run's workspace (retained-runs.ts has the layout). The worker calls keep() once the run
+// has ended, whatever its status: the branch the agent worked on becomes a standalone clone in
+// RUNS_DIR/<run_id>/workspace (the agent's uncommitted files on top when its worktree was kept dirty), beside
+// the request, the prompt files, the run's redacted log lines (logSink, written while it ran) and its result.
+// Agent session transcripts are deleted from the copy before it is retained; no secret value is ever written.
+import { execFile } from "node:child_process";
+import { createWriteStream, existsSync, statSync, type WriteStream } from "node:fs";
+import { chmod, copyFile, cp, mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { Logger } from "../log.js";
+import { containerEngine, effectiveSandbox, type SandcastleRunRequest, type SandcastleRunResult } from "./contract.js";
+import { SANDBOX_HOME } from "./container-args.js";
+import { ensureRunsDir, JOB_DIR, META_FILE, readMeta, retainedDir, RunId, WORKSPACE_DIR, writeMeta, type RetainedMeta } from "./retained-runs.js";
+import { entryPieces, type BatchSink } from "./session-log.js";
+
+const execFileAsync = promisify(execFile);
+
+/** Where Sandcastle mounts a worktree in a run container: the path the sandbox gives it again. */
+export const SANDBOX_WORKTREE_PATH = `${SANDBOX_HOME}/workspace`;
+/** The retained log stops here (the session's stream keeps its own newest lines). */
+const LOG_MAX_BYTES = 64 * 2 ** 20;
+/** Where agents keep session transcripts, relative to their working directory: never retained. */
+const TRANSCRIPT_PATHS = [".claude/projects", ".codex/sessions", ".pi/agent/sessions", ".local/share/opencode", ".sandcastle"];
+const NEWLINE = Buffer.from("\n");
+/** The sandbox's user when the repository is root's: a sandbox never runs as root. */
+const FALLBACK_USER = { uid: 1000, gid: 1000 } as const;
+
+export interface RunRetentionOptions {
+  readonly runsDir: string;
+  /** SANDBOX_RETENTION_HOURS in ms; 0 = off (nothing is retained). */
+  readonly windowMs: number;
+  /** SANDCASTLE_IMAGE: the image of a run whose request named none. */
+  readonly defaultImage: string;
+  readonly log: Logger;
+}
+
+export interface Kept {
+  readonly dir: string;
+  readonly expiresAt: number;
+}
+
+/** git as this process: a root worker reads repositories other users own (safe.directory for these calls only). */
+function git(cwd: string, args: readonly string[]): Promise<{ stdout: string }> {
+  return execFileAsync("git", ["-c", "safe.directory=*", ...args], { cwd, maxBuffer: 16 * 2 ** 20, timeout: 600_000 });
+}
+
+export class RunRetention {
+  private readonly logs = new Map<string, { stream: WriteStream; bytes: number }>();
+
+  constructor(private readonly opts: RunRetentionOptions) {}
+
+  get enabled(): boolean {
+    return this.opts.windowMs > 0;
+  }
+
+  /** Retention is for runs whose id is a run id (`run-<uuid>`, as enqueue makes them): nothing else becomes a path. */
+  private retains(runId: string): boolean {
+    return this.enabled && RunId.safeParse(runId).success;
+  }
+
+  /** The run's redacted lines into job/session.log as they are stored; the directory is made on the first line. */
+  logSink(runId: string): BatchSink {
+    if (!this.retains(runId)) return async () => {};
+    return async (entries) => {
+      let log = this.logs.get(runId);
+      if (log === undefined) {
+        const jobDir = join(retainedDir(this.opts.runsDir, runId), JOB_DIR);
+        await ensureRunsDir(this.opts.runsDir);
+        await mkdir(retainedDir(this.opts.runsDir, runId), { recursive: true, mode: 0o700 });
+        await mkdir(jobDir, { recursive: true, mode: 0o700 });
+        log = { stream: createWriteStream(join(jobDir, "session.log"), { flags: "a", mode: 0o600 }), bytes: 0 };
+        this.logs.set(runId, log);
+      }
+      if (log.bytes >= LOG_MAX_BYTES) return;
+      for (const piece of [...entryPieces(entries), NEWLINE]) {
+        log.bytes += piece.length;
+        log.stream.write(piece);
+      }
+    };
+  }
+
+  /** Retains the run; null when nothing is (off, skipped, no branch to open). Never throws for a run's own state. */
+  async keep(runId: string, request: SandcastleRunRequest, result: SandcastleRunResult): Promise<Kept | null> {
+    await this.closeLog(runId);
+    if (!RunId.safeParse(runId).success) return null;
+    const dir = retainedDir(this.opts.runsDir, runId);
+    if (!this.retains(runId) || result.status === "skipped") {
+      await rm(dir, { recursive: true, force: true });
+      return null;
+    }
+    const branch = result.branch || request.branch;
+    const repo = request.repo_workdir;
+    const head = await git(repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`]).catch(() => null);
+    if (head === null) {
+      this.opts.log.info({ run_id: runId, branch }, "run not retained: its branch does not exist (nothing to re-open)");
+      await rm(dir, { recursive: true, force: true });
+      return null;
+    }
+    try {
+      await ensureRunsDir(this.opts.runsDir);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await chmod(dir, 0o700);
+      const workspace = join(dir, WORKSPACE_DIR);
+      await rm(workspace, { recursive: true, force: true });
+      const worktree = join(repo, ".sandcastle", "worktrees", branch.replace(/\//g, "-"));
+      const dirty = existsSync(join(worktree, ".git"));
+      // --no-hardlinks: the copy is chowned below, and a hard link would chown the repository's own objects.
+      // The local transport drops `-c` for its upload-pack: it gets the same trust on its own command line.
+      await git(repo, ["clone", "--quiet", "--upload-pack=git -c 'safe.directory=*' upload-pack", "--no-hardlinks", "--single-branch", "--branch", branch, ...(dirty ? ["--no-checkout"] : []), repo, workspace]);
+      if (dirty) {
+        // The agent's files as it left them; the index is then reset to the branch so `git status` shows its changes.
+        for (const name of await readdir(worktree)) if (name !== ".git") await cp(join(worktree, name), join(workspace, name), { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+        await git(workspace, ["reset", "--quiet"]);
+      }
+      for (const p of TRANSCRIPT_PATHS) await rm(join(workspace, p), { recursive: true, force: true });
+      const user = repositoryOwner(repo);
+      if (process.getuid?.() === 0) await execFileAsync("chown", ["-R", "-h", `${user.uid}:${user.gid}`, "--", workspace], { timeout: 600_000 });
+
+      const jobDir = join(dir, JOB_DIR);
+      await mkdir(join(jobDir, "prompt"), { recursive: true, mode: 0o700 });
+      await writeFile(join(jobDir, "request.json"), `${JSON.stringify(request, null, 2)}\n`, { mode: 0o600 });
+      await writeFile(join(jobDir, "result.json"), `${JSON.stringify(result, null, 2)}\n`, { mode: 0o600 });
+      for (const name of await readdir(request.prompt_template_dir).catch(() => [] as string[])) {
+        const from = join(request.prompt_template_dir, name);
+        if (name.endsWith(".md") && statSync(from, { throwIfNoEntry: false })?.isFile()) await copyFile(from, join(jobDir, "prompt", name));
+      }
+      // The sandbox's user reads /job: readable by all inside the 0700 run directory.
+      await execFileAsync("chmod", ["-R", "a+rX", "--", jobDir]);
+
+      const now = Date.now();
+      const previous = await readMeta(this.opts.runsDir, runId);
+      const sandbox = effectiveSandbox(request);
+      const meta: RetainedMeta = {
+        run_id: runId,
+        session_id: request.session_id,
+        branch,
+        status: result.status,
+        provider: sandbox,
+        image: request.image ?? this.opts.defaultImage,
+        worktree_path: SANDBOX_WORKTREE_PATH,
+        user,
+        ended_at: new Date(now).toISOString(),
+        pinned_until: previous?.pinned_until ?? null,
+      };
+      await writeMeta(this.opts.runsDir, meta);
+      this.opts.log.info({ run_id: runId, dir, engine: containerEngine(sandbox) ?? null, dirty }, "run workspace retained");
+      return { dir, expiresAt: now + this.opts.windowMs };
+    } catch (err) {
+      this.opts.log.warn({ run_id: runId, err: (err as Error).message }, "could not retain the run's workspace");
+      await rm(dir, { recursive: true, force: true });
+      return null;
+    }
+  }
+
+  /** A run that ended without a result (its processor threw): whatever was started for it goes. */
+  async discard(runId: string): Promise<void> {
+    await this.closeLog(runId);
+    if (!RunId.safeParse(runId).success) return;
+    if (!existsSync(join(retainedDir(this.opts.runsDir, runId), META_FILE))) await rm(retainedDir(this.opts.runsDir, runId), { recursive: true, force: true });
+  }
+
+  private async closeLog(runId: string): Promise<void> {
+    const log = this.logs.get(runId);
+    this.logs.delete(runId);
+    if (log !== undefined) await new Promise<void>((resolve) => log.stream.end(() => resolve()));
+  }
+}
+
+/** The owner of the repository's git dir (as the run's containers, ADR 0009), never root. */
+function repositoryOwner(repo: string): RetainedMeta["user"] {
+  try {
+    const st = statSync(join(repo, ".git"));
+    return st.uid === 0 ? { ...FALLBACK_USER } : { uid: st.uid, gid: st.gid };
+  } catch {
+    return { ...FALLBACK_USER };
+  }
+}
