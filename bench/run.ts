@@ -7,6 +7,7 @@ import { openQueues } from "../queues/index.js";
 import { createLogger } from "../src/log.js";
 import { connectRedis } from "../src/redis/connect.js";
 import { EmbeddedRedis } from "../src/redis/embedded.js";
+import { benchClassification } from "./classification.js";
 import { benchExpiryLateness, benchMargotThroughput } from "./margot-intent.js";
 import { benchDryRun, benchPipeline, benchRealPath, benchStartLatency, type BenchContext } from "./sandcastle-run.js";
 import { benchSessionLogCluster } from "./session-log-cluster.js";
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
     ["real-path", benchRealPath],
     ["dry-run", benchDryRun],
     ["margot-throughput", benchMargotThroughput],
+    ["classification", benchClassification],
     ["expiry-lateness", benchExpiryLateness],
     ["session-log-cluster", benchSessionLogCluster],
   ];

@@ -67,6 +67,10 @@ export const releaseJobId = (draftId: string) => `release-${draftId}`;
 export async function enqueueResearchCompletion(queue: Queue, input: unknown): Promise<{ jobId: string; completion: MargotResearchCompletion }> {
   const completion = parseInput(MargotResearchCompletion, input, "margot-intent completion");
   const jobId = researchJobId(completion.interaction_id);
+  // A finished job would answer with its first decision (e.g. drafted, though the draft was
+  // rejected since): remove it, so a new job answers `duplicate` with the interaction's state now.
+  const previous = await queue.getJob(jobId);
+  if (previous && (await previous.getState()) === "completed") await previous.remove().catch(() => undefined);
   await queue.add(MARGOT_JOBS.researchCompleted, completion, { ...MARGOT_JOB_OPTIONS, jobId });
   return { jobId, completion };
 }
@@ -96,6 +100,12 @@ export async function cancelDraftExpire(queue: Queue, draftId: string, generatio
 export async function scheduleDraftResurface(queue: Queue, draftId: string, generation: number, atMs: number): Promise<void> {
   const data: DraftTimerJob = { draft_id: draftId, generation };
   await queue.add(MARGOT_JOBS.draftResurface, data, { ...MARGOT_JOB_OPTIONS, jobId: resurfaceJobId(draftId, generation), delay: delayUntil(atMs) });
+}
+
+/** A draft or approval held by the kill switch looks again at `atMs` (a fresh job id per hold). */
+export async function scheduleHoldRelease(queue: Queue, draftId: string, atMs: number): Promise<void> {
+  const data: RateLimitReleaseJob = { draft_id: draftId };
+  await queue.add(MARGOT_JOBS.rateLimitRelease, data, { ...MARGOT_JOB_OPTIONS, jobId: `hold-${draftId}-${atMs}`, delay: delayUntil(atMs) });
 }
 
 export async function scheduleRateLimitRelease(queue: Queue, draftId: string, atMs: number): Promise<void> {

@@ -67,6 +67,8 @@ const EnvSchema = z.object({
   SANDCASTLE_CONTAINER_PIDS: int(16, 1_000_000).default(1024),
   AUDIT_LOG_PATH: z.string().min(1).default(".harness/swarm.jsonl"),
   MARGOT_LEDGER_PATH: z.string().min(1).default(".harness/swarm/margot_intents.jsonl"),
+  /** Research follow-ups, one JSON line each, for Pi-CEO to start the new research. */
+  MARGOT_FOLLOW_UP_PATH: z.string().min(1).default(".harness/swarm/margot_follow_ups.jsonl"),
   PROJECTS_CONFIG_PATH: z.string().min(1).default("config/harness/projects.json"),
   ENV_MANIFEST_DIR: z.string().min(1).default(".harness/env-manifests"),
   MARGOT_DESTRUCTIVE_VERBS: z.string().min(1).default(DEFAULT_DESTRUCTIVE_VERBS.join(",")),
@@ -80,6 +82,7 @@ const EnvSchema = z.object({
   MARGOT_COMPLETE_POLL_MS: int(20, 60_000).default(1000),
   MARGOT_INTERNAL_HOSTS: z.string().default(""),
   MARGOT_CUSTOMER_NAMES: z.string().default(""),
+  MARGOT_VENDOR_NAMES: z.string().default(""),
 
   HOST: z.string().min(1).default("127.0.0.1"),
   PORT: int(0, 65535).default(3000),
@@ -155,6 +158,7 @@ export interface Config extends Omit<Env, "SCQ_DATA_DIR" | "SCQ_BASE_DIR"> {
   readonly destructiveVerbs: readonly string[];
   readonly internalHosts: readonly string[];
   readonly customerNames: readonly string[];
+  readonly vendorNames: readonly string[];
   readonly reviewerIds: readonly string[];
   /** Drafts go to Telegram when both TELEGRAM_BOT_TOKEN and REVIEW_CHAT_ID are set, else to the local channel. */
   readonly reviewChannel: "telegram" | "local";
@@ -182,7 +186,7 @@ export function defaultDataDir(env: NodeJS.ProcessEnv): string {
 }
 
 /** Settings holding a path: relative ones are taken from SCQ_BASE_DIR, never from the working directory. */
-const PATH_SETTINGS = ["AUDIT_LOG_PATH", "MARGOT_LEDGER_PATH", "PROJECTS_CONFIG_PATH", "ENV_MANIFEST_DIR", "KILL_SWITCH_FILE", "MARGOT_COMPLETE_PATH", "RUNS_DIR", "SANDCASTLE_PROVIDERS_DIR"] as const;
+const PATH_SETTINGS = ["AUDIT_LOG_PATH", "MARGOT_LEDGER_PATH", "MARGOT_FOLLOW_UP_PATH", "PROJECTS_CONFIG_PATH", "ENV_MANIFEST_DIR", "KILL_SWITCH_FILE", "MARGOT_COMPLETE_PATH", "RUNS_DIR", "SANDCASTLE_PROVIDERS_DIR"] as const;
 
 function crossChecks(e: Env): string[] {
   const problems: string[] = [];
@@ -234,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     destructiveVerbs: parseDestructiveVerbs(e.MARGOT_DESTRUCTIVE_VERBS),
     internalHosts: csv(e.MARGOT_INTERNAL_HOSTS),
     customerNames: csv(e.MARGOT_CUSTOMER_NAMES),
+    vendorNames: csv(e.MARGOT_VENDOR_NAMES),
     reviewerIds: csv(e.TELEGRAM_REVIEWER_IDS ?? ""),
     reviewChannel: e.TELEGRAM_BOT_TOKEN !== undefined && e.REVIEW_CHAT_ID !== undefined ? "telegram" : "local",
     engineEnv,

@@ -12,6 +12,7 @@ import {
   RateLimitReleaseJob,
   scheduleDraftExpire,
   scheduleDraftResurface,
+  scheduleHoldRelease,
   scheduleRateLimitRelease,
 } from "../queues/index.js";
 import type { Config } from "../src/config.js";
@@ -21,6 +22,7 @@ import { LinearIssues } from "../src/linear/issues.js";
 import { jobLogger, type Logger } from "../src/log.js";
 import { MargotBridge, type DraftTimers } from "../src/margot/bridge.js";
 import { IntentStore } from "../src/margot/intents.js";
+import { FollowUpLog } from "../src/margot/follow-ups.js";
 import { MargotLedger } from "../src/margot/ledger.js";
 import { projectsLoader } from "../src/margot/projects-file.js";
 import { DraftRateLimit } from "../src/margot/rate-limit.js";
@@ -50,6 +52,7 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
   const prefix = config.SCQ_KEY_PREFIX;
   const queue = deps.queues.margotIntent;
   const ledger = new MargotLedger(config.MARGOT_LEDGER_PATH);
+  const followUps = new FollowUpLog(config.MARGOT_FOLLOW_UP_PATH);
   const channel = reviewChannelFor(config, log);
   const issues = config.LINEAR_API_KEY
     ? new LinearIssues({
@@ -66,23 +69,26 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
     },
     scheduleResurface: (id, generation, at) => scheduleDraftResurface(queue, id, generation, at),
     scheduleRelease: (id, at) => scheduleRateLimitRelease(queue, id, at),
+    scheduleHold: (id, at) => scheduleHoldRelease(queue, id, at),
   };
   const bridge = new MargotBridge({
     intents: new IntentStore(deps.redis, prefix),
     drafts: new DraftStore(deps.redis, prefix),
     rateLimit: new DraftRateLimit(deps.redis, prefix, config.MARGOT_RATE_LIMIT_MAX, config.MARGOT_RATE_WINDOW_SECONDS * 1000),
     ledger,
+    followUps,
     audit: deps.audit,
     channel,
     issues,
     timers,
+    killSwitch: deps.killSwitch,
     projects: projectsLoader(config.PROJECTS_CONFIG_PATH, log),
     settings: {
       expiryMs: config.MARGOT_DRAFT_EXPIRY_SECONDS * 1000,
       deferMs: config.MARGOT_DEFER_SECONDS * 1000,
       suppressMs: config.MARGOT_SUPPRESS_SECONDS * 1000,
       destructiveVerbs: config.destructiveVerbs,
-      pii: { internal_hosts: [...config.internalHosts], customer_names: [...config.customerNames] },
+      pii: { internal_hosts: [...config.internalHosts], customer_names: [...config.customerNames], vendor_names: [...config.vendorNames] },
     },
     log,
   });
@@ -107,13 +113,19 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
       }
       case MARGOT_JOBS.draftResurface: {
         const t = parse(DraftTimerJob, job, "resurface");
-        return bridge.resurface(t.draft_id, t.generation, id);
+        const result = await bridge.resurface(t.draft_id, t.generation, id);
+        if (result.retry_at !== undefined && token) {
+          // The kill switch holds it: look again later, same job.
+          await job.moveToDelayed(result.retry_at, token);
+          throw new DelayedError();
+        }
+        return result;
       }
       case MARGOT_JOBS.rateLimitRelease: {
         const t = parse(RateLimitReleaseJob, job, "rate-limit release");
         const result = await bridge.releaseQueued(t.draft_id, id);
         if (result.retry_at !== undefined && token) {
-          // Someone else took the freed slot: wait for the next one, same job.
+          // Someone else took the freed slot, or the kill switch holds it: wait, same job.
           await job.moveToDelayed(result.retry_at, token);
           throw new DelayedError();
         }
@@ -139,6 +151,9 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
         throw err;
       }
     },
-    close: () => ledger.close(),
+    close: async () => {
+      await ledger.close();
+      await followUps.close();
+    },
   };
 }

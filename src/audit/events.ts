@@ -1,7 +1,6 @@
 // The closed set of audit events (the seeds' names), each with its fields. Names and counts only, never values.
 import { z } from "zod";
-import { Classification, IntentReason, IntentStatus } from "../margot/contract.js";
-import { FAILURE_REASONS, SKIP_REASONS } from "../sandcastle/contract.js";
+import { Classification, FAILURE_REASONS, IntentReason, IntentStatus, SKIP_REASONS } from "./vocabulary.js";
 
 const runId = z.string().min(1);
 const interactionId = z.string().min(1);

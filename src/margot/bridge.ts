@@ -12,16 +12,16 @@ import { createRedactor } from "../redact/index.js";
 import { DECIDED_STATES, REACTABLE_STATES, type Draft, type DraftStore, type NewDraft } from "../review/draft-store.js";
 import type { MessageRef, ReviewChannel } from "../review/review-channel.js";
 import type { Reaction } from "../review/telegram-updates.js";
-import { classify } from "./classify.js";
+import { assessInSteps } from "./assess.js";
 import type { MargotActionAccepted, MargotIntentResult, MargotResearchCompletion } from "./contract.js";
-import { destructiveVerbsIn } from "./destructive.js";
-import { extractAction } from "./extract.js";
 import { INTENT_MEMORY_S, type IntentRecord, type IntentStore } from "./intents.js";
+import { FOLLOW_UP_REQUEST_MAX, type FollowUpLog } from "./follow-ups.js";
 import type { MargotLedger } from "./ledger.js";
 import { redactPii, type PiiConfig } from "./pii.js";
 import type { Project } from "./projects.js";
 import type { DraftRateLimit } from "./rate-limit.js";
 import { applyRules } from "./rules.js";
+import { textSlices } from "./text-slices.js";
 import { renderTicket, type TicketInput } from "./ticket.js";
 import { BridgeError } from "../errors.js";
 
@@ -34,6 +34,8 @@ export interface DraftTimers {
   cancelExpire(draftId: string, generation: number): Promise<void>;
   scheduleResurface(draftId: string, generation: number, atMs: number): Promise<void>;
   scheduleRelease(draftId: string, atMs: number): Promise<void>;
+  /** A draft or approval held by the kill switch looks again then. */
+  scheduleHold(draftId: string, atMs: number): Promise<void>;
 }
 
 export interface BridgeSettings {
@@ -42,6 +44,8 @@ export interface BridgeSettings {
   readonly suppressMs: number;
   readonly destructiveVerbs: readonly string[];
   readonly pii: PiiConfig;
+  /** While the kill switch is on, held drafts and approvals look again this often (ms). */
+  readonly holdRecheckMs?: number;
 }
 
 export interface BridgeDeps {
@@ -49,11 +53,15 @@ export interface BridgeDeps {
   readonly drafts: DraftStore;
   readonly rateLimit: DraftRateLimit;
   readonly ledger: MargotLedger;
+  /** MARGOT_FOLLOW_UP_PATH: where research follow-ups go for Pi-CEO to start the new research. */
+  readonly followUps: FollowUpLog;
   readonly audit: AuditLog;
   readonly channel: ReviewChannel;
   /** null when LINEAR_API_KEY is not set: an approval then fails with a message saying so. */
   readonly issues: IssueTracker | null;
   readonly timers: DraftTimers;
+  /** On: nothing is posted and no Linear issue is created; drafts and approvals wait (ADR 0017). */
+  readonly killSwitch: { isActive(): Promise<boolean> };
   readonly projects: () => Promise<readonly Project[]>;
   readonly settings: BridgeSettings;
   readonly log: Logger;
@@ -103,6 +111,9 @@ const LINEAR_LEASE_MS = 5 * 60_000;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+// One slice of CPU per step; other jobs (lock renewals among them) run in between.
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export class MargotBridge {
   private readonly now: () => number;
   private readonly newDraftId: () => string;
@@ -118,6 +129,18 @@ export class MargotBridge {
     return redactPii(this.secrets.text(text), this.deps.settings.pii).text;
   }
 
+  /** `outbound` for texts that scale with the research body: slice by slice, pausing between slices. */
+  private async outboundInSlices(text: string): Promise<string> {
+    const slices = textSlices(text);
+    if (slices.length === 1) return this.outbound(text);
+    const out: string[] = [];
+    for (const slice of slices) {
+      out.push(this.outbound(slice));
+      await yieldToEventLoop();
+    }
+    return out.join("");
+  }
+
   // ------------------------------------------------------------ research completions
 
   /** One research completion. `jobKey` identifies the job (id + creation time), stable across its retries. */
@@ -127,14 +150,14 @@ export class MargotBridge {
     const existing = await intents.get(id);
     if (existing?.job === jobKey) return this.carryOut(existing, jobKey);
     const suppressedUntil = await intents.suppressedUntil(id);
-    if (existing && suppressedUntil === null) return duplicateOf(existing);
+    if (existing && suppressedUntil === null) return this.duplicateOf(existing);
 
     const record = await this.decide(completion, jobKey, suppressedUntil);
     const ttlS = suppressedUntil !== null ? (suppressedUntil.getTime() - this.now()) / 1000 : INTENT_MEMORY_S;
     const claim = await intents.claim(record, { replace: suppressedUntil !== null, ttlS });
     if (claim === "taken") {
       const owner = await intents.get(id);
-      if (owner) return duplicateOf(owner);
+      if (owner) return this.duplicateOf(owner);
     }
     return this.carryOut((await intents.get(id)) ?? record, jobKey);
   }
@@ -142,12 +165,15 @@ export class MargotBridge {
   private async decide(completion: MargotResearchCompletion, jobKey: string, suppressedUntil: Date | null): Promise<IntentRecord> {
     const { settings } = this.deps;
     const projects = await this.deps.projects();
-    const classification = classify(completion.body);
-    const action = classification.classification === "action_shaped" ? extractAction(completion.body, { projects, interaction_id: completion.interaction_id }) : null;
+    const { classification, action, destructiveVerbs, followUpSentences } = await assessInSteps(
+      completion.body,
+      { projects, destructiveVerbs: settings.destructiveVerbs, interactionId: completion.interaction_id },
+      yieldToEventLoop,
+    );
     const outcome = applyRules({
       classification,
       targetRepo: action?.target_repo ?? null,
-      destructiveVerbs: destructiveVerbsIn(completion.body, settings.destructiveVerbs),
+      destructiveVerbs,
       projects,
       suppressedUntil,
     });
@@ -171,7 +197,7 @@ export class MargotBridge {
         interaction_id: completion.interaction_id,
         draft_id: draftId,
         ts: null,
-        research_body: this.outbound(completion.body),
+        research_body: await this.outboundInSlices(completion.body),
         proposed_action_detail: this.outbound(action.proposed_action_detail),
         target_repo: action.target_repo,
         target_candidates: action.candidates,
@@ -185,7 +211,7 @@ export class MargotBridge {
         id: draftId,
         interaction_id: completion.interaction_id,
         title,
-        body: this.outbound(renderTicket(ticket, { via: this.deps.channel.kind })),
+        body: await this.outboundInSlices(renderTicket(ticket, { via: this.deps.channel.kind })),
         ticket,
         target_repo: action.target_repo,
         project: action.project,
@@ -195,7 +221,16 @@ export class MargotBridge {
         created_at: iso(this.now()),
       };
     }
-    return { job: jobKey, result, draft, decided_at: iso(this.now()) };
+    const follow_up =
+      result.status === "follow_up"
+        ? {
+            interaction_id: completion.interaction_id,
+            originating_session_id: completion.originating_session_id,
+            originated_at: completion.originated_at,
+            request: this.outbound(followUpSentences.join(" ")).slice(0, FOLLOW_UP_REQUEST_MAX) || "(no request sentence found)",
+          }
+        : null;
+    return { job: jobKey, result, draft, follow_up, decided_at: iso(this.now()) };
   }
 
   private async carryOut(record: IntentRecord, token: string): Promise<MargotIntentResult> {
@@ -210,7 +245,13 @@ export class MargotBridge {
           audit.emit({ type: "margot_intent_rejected", interaction_id: r.interaction_id, draft_id: null, reason: r.reason ?? "rejected", rejected_by: "rules" }),
         );
       }
-      const outcome = r.status === "rejected" || r.status === "suppressed" ? r.status : "informational";
+      if (r.status === "follow_up" && record.follow_up) {
+        const request = record.follow_up;
+        await intents.once(r.interaction_id, "follow_up", async () => {
+          await this.deps.followUps.append(request);
+        });
+      }
+      const outcome = r.status === "rejected" || r.status === "suppressed" || r.status === "follow_up" ? r.status : "informational";
       await intents.once(r.interaction_id, "ledger", async () => {
         await ledger.append({ interaction_id: r.interaction_id, classification: r.classification, confidence: r.confidence, outcome, reason: r.reason ?? undefined });
       });
@@ -253,6 +294,13 @@ export class MargotBridge {
       await drafts.once(id, "notice:queued", () => this.notice(`draft ${draft.draft_number ?? "?"} of ${rateLimit.max} ${windowWords(rateLimit.windowMs)} queued, posts at ${iso(releaseAt)} (${id}: ${draft.title})`));
       return result;
     }
+    if (await this.held()) {
+      // Kill switch on: the draft waits as queued and posts when it goes off.
+      const at = this.now() + this.holdRecheckMs;
+      await drafts.transition(id, { token, from: ["pending"], to: "queued", set: { queued_at: iso(this.now()), release_at: iso(at), draft_number: number } });
+      await timers.scheduleHold(id, at);
+      return { ...result, skipped_reason: `the kill switch is on: draft ${id} waits and is posted when it goes off` };
+    }
     // Only from pending: a draft another job is posting stays that job's (its own retry resumes by token).
     await this.post(draft, token, { from: ["pending"], kind: "new", number });
     return result;
@@ -272,7 +320,7 @@ export class MargotBridge {
     const generation = how.kind === "resurfaced" ? draft.generation + 1 : draft.generation;
     const expiresAt = this.now() + this.deps.settings.expiryMs;
     const kind = begin.outcome === "resumed" && how.kind === "new" ? "resent" : how.kind;
-    const ref = await channel.postDraft({ draft_id: id, title: draft.title, body: this.outbound(draft.body), kind, expires_at: iso(expiresAt) });
+    const ref = await channel.postDraft({ draft_id: id, title: draft.title, body: await this.outboundInSlices(draft.body), kind, expires_at: iso(expiresAt) });
     await drafts.mapMessage(ref, id);
     const set: Record<string, string | number | null> = {
       posted_at: iso(this.now()),
@@ -303,6 +351,13 @@ export class MargotBridge {
   async releaseQueued(draftId: string, token: string): Promise<TimerResult> {
     const draft = await this.deps.drafts.get(draftId);
     if (!draft) return { draft_id: draftId, changed: false, state: null };
+    const waiting = draft.state === "queued" || draft.state === "posting" || (draft.state === "approved" && draft.linear_issue_id === null);
+    if (waiting && (await this.held())) return { draft_id: draftId, changed: false, state: draft.state, retry_at: this.now() + this.holdRecheckMs };
+    if (draft.state === "approved" && draft.linear_issue_id === null) {
+      // An approval the kill switch held: create its Linear issue now.
+      await this.accept(draft);
+      return { draft_id: draftId, changed: true, state: "approved" };
+    }
     if (draft.state === "queued" || draft.state === "posting") {
       const decision = await this.deps.rateLimit.acquire(draftId, this.now());
       if (!decision.granted) {
@@ -329,6 +384,12 @@ export class MargotBridge {
     if (req.reaction === "approve") {
       const t = await drafts.transition(draft.id, { token: req.token, from: REACTABLE_STATES, to: "approved", set: decided });
       const current = await this.mustGet(draft.id);
+      if ((t.outcome !== "refused" || (t.state === "approved" && current.linear_issue_id === null)) && (await this.held())) {
+        await this.deps.timers.cancelExpire(current.id, current.generation);
+        await this.deps.timers.scheduleHold(current.id, this.now() + this.holdRecheckMs);
+        const message = `draft ${draft.id} approved; the kill switch is on, so its Linear issue is created when it goes off`;
+        return { draft_id: draft.id, reaction: "approve", changed: t.outcome !== "refused", state: "approved", message, accepted: null };
+      }
       if (t.outcome !== "refused") {
         const accepted = await this.accept(current);
         return { draft_id: draft.id, reaction: "approve", changed: true, state: "approved", message: `draft ${draft.id} approved → Linear ${accepted.linear_issue_identifier}`, accepted };
@@ -390,7 +451,7 @@ export class MargotBridge {
       : null;
     if (!issue) {
       const tracker = this.deps.issues;
-      const description = this.outbound(renderTicket({ ...draft.ticket, draft_id: draft.id, ts: draft.decided_at ?? iso(this.now()) }, { via: draft.channel }));
+      const description = await this.outboundInSlices(renderTicket({ ...draft.ticket, draft_id: draft.id, ts: draft.decided_at ?? iso(this.now()) }, { via: draft.channel }));
       // One creator at a time per draft: two approvals racing must not both miss the marker and both create.
       const leased = await drafts.withLease(draft.id, "linear", LINEAR_LEASE_MS, async () => {
         const again = await this.mustGet(draft.id);
@@ -457,6 +518,7 @@ export class MargotBridge {
     const draft = await this.deps.drafts.get(draftId);
     if (!draft) return { draft_id: draftId, changed: false, state: null };
     if (draft.generation !== generation && draft.state !== "posting") return { draft_id: draftId, changed: false, state: draft.state };
+    if (await this.held()) return { draft_id: draftId, changed: false, state: draft.state, retry_at: this.now() + this.holdRecheckMs };
     const posted = await this.post(draft, token, { from: ["deferred"], kind: "resurfaced", number: null, generation });
     return { draft_id: draftId, changed: posted, state: (await this.mustGet(draftId)).state };
   }
@@ -467,6 +529,40 @@ export class MargotBridge {
     await this.deps.channel.postNotice(clean, replyTo);
   }
 
+  /** A duplicate answers with where the interaction stands now, not with its first decision. */
+  private async duplicateOf(record: IntentRecord): Promise<MargotIntentResult> {
+    const r = record.result;
+    const draft = r.draft_id ? await this.deps.drafts.get(r.draft_id) : null;
+    const state = draft ? (draft.state === "approved" && draft.linear_issue_id ? "accepted" : draft.state) : r.status;
+    const detail = draft?.decided_by ? ` by ${draft.decided_by} at ${draft.decided_at}` : "";
+    return {
+      ...r,
+      status: "duplicate",
+      reason: "duplicate_interaction",
+      current_state: state,
+      skipped_reason: `interaction ${r.interaction_id} was already processed at ${record.decided_at} (${r.status}${r.draft_id ? `, draft ${r.draft_id}` : ""}); it is now ${state}${detail}`,
+    };
+  }
+
+  private get holdRecheckMs(): number {
+    return this.deps.settings.holdRecheckMs ?? 5000;
+  }
+
+  /** Whether the kill switch holds Margot's outbound effects now; the channel hears of it once per episode. */
+  private async held(): Promise<boolean> {
+    const { intents, killSwitch, channel } = this.deps;
+    if (await killSwitch.isActive()) {
+      if (await intents.markOnce("kill-switch-notice")) {
+        const text = "the kill switch is on: new drafts and approvals wait; nothing is posted and no Linear issue is created until it goes off";
+        await this.deps.drafts.addNotice(text, new Date(this.now()));
+        await channel.postNotice(text);
+      }
+      return true;
+    }
+    await intents.clearMark("kill-switch-notice");
+    return false;
+  }
+
   private async mustGet(id: string): Promise<Draft> {
     const draft = await this.deps.drafts.get(id);
     if (!draft) throw new Error(`draft ${id} vanished`);
@@ -474,15 +570,6 @@ export class MargotBridge {
   }
 }
 
-function duplicateOf(record: IntentRecord): MargotIntentResult {
-  const r = record.result;
-  return {
-    ...r,
-    status: "duplicate",
-    reason: "duplicate_interaction",
-    skipped_reason: `interaction ${r.interaction_id} was already processed at ${record.decided_at} (${r.status}${r.draft_id ? `, draft ${r.draft_id}` : ""})`,
-  };
-}
 
 function windowWords(windowMs: number): string {
   return windowMs === 86_400_000 ? "today" : `in this ${windowMs / 1000} s window`;

@@ -2,6 +2,7 @@
 // as zod schemas. Types are inferred from the schemas so there is one source of truth.
 // Objects are strict: an unknown field is refused, never silently dropped.
 import { z } from "zod";
+import { Classification, IntentReason, IntentStatus } from "../audit/vocabulary.js";
 
 /** Longest interaction id we accept; Margot's ids are well under this. */
 export const INTERACTION_ID_MAX_LENGTH = 256;
@@ -39,52 +40,40 @@ const nonEmpty = (field: string) =>
 
 const nullableString = (field: string) => z.string({ error: `${field} must be a string or null` }).nullable();
 
+/**
+ * The Margot body size limit, in UTF-8 bytes (README "Margot", ADR 0017). Reading, classifying
+ * and redacting scale with the body; the bridge works in slices so no size holds the event loop
+ * long, and this bound keeps one completion's total work and its Redis footprint bounded too.
+ */
+export const MARGOT_BODY_MAX_BYTES = 1024 * 1024;
+
 /** Input: one completed Margot research run. */
 export const MargotResearchCompletion = z
   .object({
     interaction_id: InteractionId,
-    body: nonEmpty("body"),
+    body: nonEmpty("body").refine((body) => body.length <= MARGOT_BODY_MAX_BYTES && Buffer.byteLength(body, "utf8") <= MARGOT_BODY_MAX_BYTES, {
+      error: (issue) =>
+        `body must be at most ${MARGOT_BODY_MAX_BYTES} bytes of UTF-8 (1 MiB, the Margot body size limit); this one is ${typeof issue.input === "string" ? Buffer.byteLength(issue.input, "utf8") : "?"} bytes`,
+    }),
     originated_at: isoDatetime("originated_at"),
     originating_session_id: nonEmpty("originating_session_id"),
   })
   .strict();
 export type MargotResearchCompletion = z.infer<typeof MargotResearchCompletion>;
 
-export const Classification = z.enum(["action_shaped", "informational", "unknown"]);
-export type Classification = z.infer<typeof Classification>;
+// The closed sets live in the audit vocabulary (a leaf every domain imports); re-exported here.
+export { Classification, IntentReason, IntentStatus } from "../audit/vocabulary.js";
 
 /** The size of a proposed change (see extract.ts for the heuristic). */
 export const ComplexityTier = z.enum(["basic", "detailed", "advanced"]);
 export type ComplexityTier = z.infer<typeof ComplexityTier>;
 
-/** What the bridge did with a completion (the seed's outcomes, plus duplicate). */
-export const IntentStatus = z.enum([
-  "informational",
-  "suppressed",
-  "rejected",
-  "drafted",
-  "queued_rate_limit",
-  "duplicate",
-]);
-export type IntentStatus = z.infer<typeof IntentStatus>;
 
-/** Why a completion did not become a posted draft. Closed set: add here, not at call sites. */
-export const IntentReason = z.enum([
-  "confidence_too_low", // action-shaped but below the 0.75 floor
-  "not_action_shaped", // classified informational
-  "research_follow_up", // "do another deep dive on Y": a new research call, not a ticket
-  "classification_unknown", // empty, garbled, or evidence that cancels out
-  "destructive_needs_higher_confidence", // destructive verbs present, confidence < 0.90
-  "recently_rejected", // same interaction rejected within 7 days
-  "repo_not_allowed", // target repo not in the projects config
-  "rate_limited", // 6th draft inside the rolling 24 h window
-  "duplicate_interaction", // this interaction_id was already processed
-]);
-export type IntentReason = z.infer<typeof IntentReason>;
 
 /** Which reasons may accompany which status; `drafted` carries no reason. */
 export const REASONS_BY_STATUS: Readonly<Record<IntentStatus, readonly IntentReason[]>> = {
-  informational: ["confidence_too_low", "not_action_shaped", "research_follow_up", "classification_unknown"],
+  informational: ["confidence_too_low", "not_action_shaped", "classification_unknown"],
+  follow_up: ["research_follow_up"],
   suppressed: ["recently_rejected", "destructive_needs_higher_confidence"],
   rejected: ["repo_not_allowed"],
   drafted: [],
@@ -104,6 +93,12 @@ export const MargotIntentResult = z
     skipped_reason: nullableString("skipped_reason"), // human sentence, when not drafted
     status: IntentStatus,
     reason: IntentReason.nullable(),
+    /**
+     * Duplicates only: where the interaction stands now — its draft's state (pending, queued,
+     * posted, deferred, approved, accepted = approved with its Linear issue, rejected, expired),
+     * or the first decision's status when there was no draft.
+     */
+    current_state: z.string().min(1).optional(),
   })
   .strict()
   .superRefine((result, ctx) => {

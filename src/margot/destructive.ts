@@ -50,6 +50,7 @@ function inflections(word: string): string[] {
     forms.add(`${word}d`);
     forms.add(`${word.slice(0, -1)}ing`);
   }
+  if (word.endsWith("write")) forms.add(`${word.slice(0, -5)}written`).add(`${word.slice(0, -5)}wrote`);
   if (word.endsWith("y")) forms.add(`${word.slice(0, -1)}ies`).add(`${word.slice(0, -1)}ied`);
   // Consonant-vowel-consonant endings double: drop → dropped.
   if (/[^aeiou][aeiou][bcdfgklmnprstvz]$/.test(word)) {
@@ -59,21 +60,64 @@ function inflections(word: string): string[] {
   return [...forms];
 }
 
-function verbPattern(verb: string): RegExp {
+function verbPattern(verb: string, flags = "iu"): RegExp {
   const parts = verb.trim().toLowerCase().split(/\s+/);
   const body = parts
     .map((part) => (/^[a-z]+$/.test(part) ? `(?:${inflections(part).map(escapeRegExp).join("|")})` : escapeRegExp(part)))
     .join("[\\s-]+");
   // Word boundaries that also hold for "rm -rf" and "--hard"; "drop-in" is not "drop".
-  return new RegExp(`(?<![\\p{L}\\p{N}_-])${body}(?![\\p{L}\\p{N}_]|-\\p{L})`, "iu");
+  return new RegExp(`(?<![\\p{L}\\p{N}_-])${body}(?![\\p{L}\\p{N}_]|-\\p{L})`, flags);
 }
 
-/** The destructive verbs (as listed in `verbs`) that occur in `text`, in list order, each once. */
+// A verb of the list is destructive as an action on an object ("drop the table", "delete old
+// rows", "rows should be deleted"), not as a word: "the failure rate drops from 8 %" (intransitive)
+// and "a sharp drop" (a noun) destroy nothing. Phrases ("rm -rf", "force push") always count.
+
+/** Words before a verb form that make it a noun: "the drop", "a 5% drop", "sharp drop". */
+const NOUN_BEFORE = new Set(["the", "a", "an", "this", "that", "any", "no", "each", "every", "its", "our", "their", "his", "her", "your", "my", "sharp", "big", "small", "steep", "sudden", "significant", "slight", "large", "huge", "further", "recent", "nightly", "weekly", "daily", "monthly", "first", "last", "second", "one"]);
+/** Forms of "be"/"get" before a participle: a passive, still an action on the subject. */
+const PASSIVE_BEFORE = new Set(["be", "is", "are", "was", "were", "been", "being", "get", "gets", "got", "getting"]);
+/** Words right after a verb form that leave it without an object (prepositions, adverbs). */
+const NO_OBJECT_AFTER = new Set(["from", "to", "by", "below", "under", "over", "in", "on", "at", "after", "before", "during", "when", "while", "if", "because", "since", "as", "than", "so", "again", "further", "back", "down", "considerably", "off", "out", "into", "toward", "towards", "with", "for", "of", "per", "around", "about", "almost", "nearly", "is", "are", "was", "were", "will", "would", "should", "could", "can", "may", "might", "rate", "rates"]);
+
+function wordBefore(text: string, at: number): string | null {
+  const m = /([\p{L}\p{N}%']+)[^\p{L}\p{N}%'.!?;:\n]*$/u.exec(text.slice(Math.max(0, at - 60), at));
+  return m?.[1]?.toLowerCase() ?? null;
+}
+
+function wordAfter(text: string, end: number): string | null {
+  const rest = text.slice(end, end + 60);
+  if (/^\s*(?:[.!?;:,)\]]|$)/.test(rest)) return null;
+  return /^\s*([\p{L}\p{N}_`'"/.$-]+)/u.exec(rest)?.[1]?.toLowerCase() ?? null;
+}
+
+/** Whether one occurrence of a single-word verb is an action on an object. */
+function isActionOnObject(text: string, start: number, end: number): boolean {
+  const before = wordBefore(text, start);
+  if (before !== null && PASSIVE_BEFORE.has(before)) return true;
+  if (before !== null && (NOUN_BEFORE.has(before) || /^\d|%$/.test(before))) return false;
+  const after = wordAfter(text, end);
+  if (after === null) return false;
+  if (NO_OBJECT_AFTER.has(after) || /ly$/.test(after) || /^\d/.test(after)) return false;
+  return true;
+}
+
+/** The destructive verbs (as listed in `verbs`) used as actions in `text`, in list order, each once. */
 export function destructiveVerbsIn(text: string, verbs: readonly string[] = DEFAULT_DESTRUCTIVE_VERBS): string[] {
   const found: string[] = [];
   for (const verb of verbs) {
     if (verb.trim() === "" || found.includes(verb)) continue;
-    if (verbPattern(verb).test(text)) found.push(verb);
+    if (!/^[a-z]+$/i.test(verb.trim())) {
+      if (verbPattern(verb).test(text)) found.push(verb);
+      continue;
+    }
+    for (const match of text.matchAll(verbPattern(verb, "giu"))) {
+      const start = match.index;
+      if (isActionOnObject(text, start, start + match[0].length)) {
+        found.push(verb);
+        break;
+      }
+    }
   }
   return found;
 }

@@ -1,6 +1,6 @@
 // Extraction for action-shaped research: what to do, where, on which branch,
 // how big, how we know it is done, and what is out of scope. Pure.
-import { baseVerb, readResearch, type ResearchReading, type SentenceReading } from "./classify.js";
+import { baseVerb, readResearch, type ResearchReading, type SentenceReading } from "./reading.js";
 import type { ComplexityTier } from "./contract.js";
 import { findProjectByRepo, projectSpellings, REPO_PATTERN, type Project } from "./projects.js";
 
@@ -30,8 +30,6 @@ export interface ExtractOptions {
   projects: readonly Project[];
   /** Salts the branch name (use the interaction id) so two findings with one title get two branches. */
   interaction_id?: string;
-  /** A reading already made by the caller, to avoid reading twice. */
-  reading?: ResearchReading;
 }
 
 export const TITLE_MAX_LENGTH = 80;
@@ -436,8 +434,8 @@ function actionDetail(reading: ResearchReading, fallback: string): string {
 }
 
 /** Everything the ticket needs from an action-shaped research body. */
-export function extractAction(text: string, options: ExtractOptions): ExtractedAction {
-  const reading = options.reading ?? readResearch(text);
+/** Extraction works on the reading `classify` used: the text is read once. */
+export function extractAction(reading: ResearchReading, options: ExtractOptions): ExtractedAction {
   const best = reading.best;
   const title = best ? actionTitle(best) : truncateWords(tidy(reading.sentences[0]?.text ?? "Margot proposed action"), TITLE_MAX_LENGTH);
   const target = detectTargetRepo(reading.prose, options.projects, best?.text ?? null);

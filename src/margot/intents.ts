@@ -7,6 +7,7 @@
 import type { RedisClient } from "../redis/connect.js";
 import type { MargotIntentResult } from "./contract.js";
 import type { NewDraft } from "../review/draft-store.js";
+import type { FollowUpRequest } from "./follow-ups.js";
 
 /** How long a decided interaction is remembered (for duplicates), beyond any BullMQ job retention. */
 export const INTENT_MEMORY_S = 30 * 86400;
@@ -17,6 +18,8 @@ export interface IntentRecord {
   readonly result: MargotIntentResult;
   /** The draft to create, when the decision is to draft. */
   readonly draft: NewDraft | null;
+  /** The new research to ask for, when the decision is follow_up. */
+  readonly follow_up?: FollowUpRequest | null;
   readonly decided_at: string;
 }
 
@@ -61,6 +64,7 @@ export class IntentStore {
       job: raw.job,
       result: JSON.parse(raw.result) as MargotIntentResult,
       draft: raw.draft ? (JSON.parse(raw.draft) as NewDraft) : null,
+      follow_up: raw.follow_up ? (JSON.parse(raw.follow_up) as FollowUpRequest) : null,
       decided_at: raw.decided_at ?? "",
     };
   }
@@ -77,6 +81,8 @@ export class IntentStore {
       JSON.stringify(record.result),
       "draft",
       record.draft ? JSON.stringify(record.draft) : "",
+      "follow_up",
+      record.follow_up ? JSON.stringify(record.follow_up) : "",
       "decided_at",
       record.decided_at,
     );
@@ -96,6 +102,15 @@ export class IntentStore {
     await effect();
     await this.redis.hset(key, field, new Date().toISOString());
     return true;
+  }
+
+  /** A flag set once until cleared (e.g. "the kill switch notice was sent"): true for the caller that set it. */
+  async markOnce(name: string): Promise<boolean> {
+    return (await this.redis.set(`${this.base}:mark:${name}`, new Date().toISOString(), "NX")) === "OK";
+  }
+
+  async clearMark(name: string): Promise<void> {
+    await this.redis.del(`${this.base}:mark:${name}`);
   }
 
   /** Loop detection: after a rejection, the interaction is suppressed, and its decision is forgotten when that ends. */

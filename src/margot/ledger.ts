@@ -7,7 +7,7 @@ import { z } from "zod";
 import { JsonlAppender, parseJsonl } from "../audit/jsonl-appender.js";
 import { Classification } from "./contract.js";
 
-export const LedgerOutcome = z.enum(["informational", "suppressed", "drafted", "queued_rate_limit", "accepted", "rejected", "expired"]);
+export const LedgerOutcome = z.enum(["informational", "follow_up", "suppressed", "drafted", "queued_rate_limit", "accepted", "rejected", "expired"]);
 export type LedgerOutcome = z.infer<typeof LedgerOutcome>;
 
 /** The seed's fields, plus `reason` (the machine reason, when the outcome has one). */

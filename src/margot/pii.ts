@@ -15,6 +15,7 @@
 //                   with a leading 0 (0412 345 678, (02) 9876 5432, 1300/1800 numbers);
 //                   never dates, versions, or ids such as RA-1856 or CVE-2024-34351
 //   [CUSTOMER]      configured customer names, case-insensitive, whole words
+//   [VENDOR]        configured vendor names (MARGOT_VENDOR_NAMES), the same way
 // Public URLs (github.com, docs) and their paths survive.
 import { isIPv4, isIPv6 } from "node:net";
 import { z } from "zod";
@@ -25,6 +26,8 @@ export const PiiConfig = z
     internal_hosts: z.array(z.string().trim().min(1)).default([]),
     /** Customer names to hide; matched case-insensitively as whole words. */
     customer_names: z.array(z.string().trim().min(1)).default([]),
+    /** Vendor names to hide (the seed lists vendors beside customers); matched like customer names. */
+    vendor_names: z.array(z.string().trim().min(1)).default([]),
   })
   .strict();
 export type PiiConfig = z.input<typeof PiiConfig>;
@@ -36,6 +39,7 @@ export const PII_TOKENS = {
   internal_url: "[INTERNAL_URL]",
   secret: "[SECRET]",
   customer: "[CUSTOMER]",
+  vendor: "[VENDOR]",
 } as const;
 
 export type PiiKind = keyof typeof PII_TOKENS;
@@ -156,8 +160,8 @@ function escapeRegExp(s: string): string {
 
 /** Redact PII from `text` at standard strictness. Pure; `config` is validated. */
 export function redactPii(text: string, config: PiiConfig = {}): PiiRedaction {
-  const { internal_hosts, customer_names } = PiiConfig.parse(config);
-  const counts: PiiCounts = { email: 0, phone: 0, ip: 0, internal_url: 0, secret: 0, customer: 0 };
+  const { internal_hosts, customer_names, vendor_names } = PiiConfig.parse(config);
+  const counts: PiiCounts = { email: 0, phone: 0, ip: 0, internal_url: 0, secret: 0, customer: 0, vendor: 0 };
   let out = text;
   const replace = (pattern: RegExp, kind: PiiKind, accept: (match: string, offset: number, all: string) => string | null) => {
     out = out.replace(pattern, (...args: unknown[]) => {
@@ -223,10 +227,16 @@ export function redactPii(text: string, config: PiiConfig = {}): PiiRedaction {
     });
   }
 
-  const names = [...new Set(customer_names.map((n) => n.trim()).filter((n) => n !== ""))].sort((a, b) => b.length - a.length);
-  for (const name of names) {
+  // Longest names first across both lists, so "Acme Cloud" (vendor) wins over "Acme" (customer).
+  const names = [
+    ...customer_names.map((name) => ({ name: name.trim(), kind: "customer" as const })),
+    ...vendor_names.map((name) => ({ name: name.trim(), kind: "vendor" as const })),
+  ]
+    .filter((n, i, all) => n.name !== "" && all.findIndex((m) => m.name.toLowerCase() === n.name.toLowerCase()) === i)
+    .sort((a, b) => b.name.length - a.name.length);
+  for (const { name, kind } of names) {
     const body = name.split(/\s+/).map(escapeRegExp).join("\\s+");
-    replace(new RegExp(`(?<![\\p{L}\\p{N}_])${body}(?![\\p{L}\\p{N}_])`, "giu"), "customer", () => PII_TOKENS.customer);
+    replace(new RegExp(`(?<![\\p{L}\\p{N}_])${body}(?![\\p{L}\\p{N}_])`, "giu"), kind, () => PII_TOKENS[kind]);
   }
 
   return { text: out, counts };

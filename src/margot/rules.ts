@@ -3,7 +3,8 @@
 // passed in, or applied after these rules said "draft".
 //
 //   1. loop detection   rejected within MARGOT_SUPPRESS_SECONDS  → suppressed / recently_rejected
-//   2. confidence floor not action-shaped at ≥ 0.75             → informational / (why)
+//   2. confidence floor not action-shaped at ≥ 0.75             → follow_up / research_follow_up when it
+//                       asks for more research, else informational / (why)
 //   3. destructive verbs present and confidence < 0.90           → suppressed / destructive_needs_higher_confidence
 //   4. repo allowlist   target repo not in the projects config   → rejected / repo_not_allowed
 //   5. rate limit       (the caller, atomically in Redis)        → queued_rate_limit / rate_limited
@@ -24,7 +25,7 @@ export interface RulesInput {
   readonly suppressedUntil: Date | null;
 }
 
-export type StopStatus = Extract<IntentStatus, "informational" | "suppressed" | "rejected">;
+export type StopStatus = Extract<IntentStatus, "informational" | "follow_up" | "suppressed" | "rejected">;
 
 export type RulesOutcome =
   | { readonly route: "draft" }
@@ -38,11 +39,12 @@ export function applyRules(input: RulesInput): RulesOutcome {
     return stop("suppressed", "recently_rejected", `a draft for this interaction was rejected; drafts for it are suppressed until ${input.suppressedUntil.toISOString()}`);
   }
   if (c.classification !== "action_shaped" || c.confidence < ACTION_CONFIDENCE_FLOOR) {
+    // First: an inconclusive finding that asks for more research is a follow-up, not a dead end.
+    if (c.signals.research_follow_up.length > 0) {
+      return stop("follow_up", "research_follow_up", "a research follow-up: it asks for more research, not a change (written to MARGOT_FOLLOW_UP_PATH)");
+    }
     if (c.classification === "unknown") {
       return stop("informational", "classification_unknown", `classification unknown (${c.signals.unknown_reason ?? "no clear evidence"}); never routed to action`);
-    }
-    if (c.signals.research_follow_up.length > 0) {
-      return stop("informational", "research_follow_up", "a research follow-up: it asks for more research, not a change");
     }
     if (c.signals.action_sentence !== null) {
       return stop("informational", "confidence_too_low", `the strongest recommendation is below the ${ACTION_CONFIDENCE_FLOOR} confidence floor for action`);

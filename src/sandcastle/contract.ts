@@ -2,6 +2,7 @@
 // One source of truth: queues/, workers/ and the child program all parse with these schemas.
 import { isAbsolute } from "node:path";
 import { z } from "zod";
+import { FAILURE_REASONS, SKIP_REASONS, type SkipReason } from "../audit/vocabulary.js";
 import { credentialValueProblem, secretNameProblem } from "./plain-setting.js";
 
 export const AGENTS = ["claudeCode", "codex", "pi", "opencode", "script"] as const;
@@ -17,29 +18,8 @@ export const RUN_STATUSES = ["ok", "failed", "timeout", "killed", "skipped"] as 
 export const MAX_TIMEOUT_MINUTES = 240;
 export const MAX_PARALLEL_IMPLEMENTERS = 8;
 
-/** Closed set of reasons a run did not end `ok` (README has the table). */
-export const FAILURE_REASONS = [
-  "kill_switch_mid_run",
-  "cancelled",
-  "timeout",
-  "no_result",
-  "bad_result",
-  "nonzero_exit",
-  "env_unresolved",
-  "agent_unavailable",
-  "provider_unavailable",
-  "spawn_failed",
-  "worker_lost",
-  "worker_shutdown",
-  "agent_failed",
-  "invalid_payload",
-  "audit_unwritable",
-] as const;
-export type FailureReason = (typeof FAILURE_REASONS)[number];
-
-/** Closed set of reasons a run was skipped before anything launched. */
-export const SKIP_REASONS = ["kill_switch_active", "sandcastle_disabled", "concurrency_cap"] as const;
-export type SkipReason = (typeof SKIP_REASONS)[number];
+// The closed sets live in the audit vocabulary (a leaf every domain imports); re-exported here.
+export { FAILURE_REASONS, SKIP_REASONS, type FailureReason, type SkipReason } from "../audit/vocabulary.js";
 
 const absolutePath = (field: string) =>
   z

@@ -33,6 +33,7 @@ export class MargotScope {
   readonly prefix = uniquePrefix();
   readonly dir = tempDir("scqm");
   readonly ledgerPath = join(this.dir.path, "margot_intents.jsonl");
+  readonly followUpPath = join(this.dir.path, "margot_follow_ups.jsonl");
   readonly auditPath = join(this.dir.path, "audit.jsonl");
   readonly projectsPath = join(this.dir.path, "projects.json");
   readonly completePath = join(this.dir.path, "margot_complete.jsonl");
@@ -64,6 +65,7 @@ export class MargotScope {
       SCQ_KEY_PREFIX: this.prefix,
       AUDIT_LOG_PATH: this.auditPath,
       MARGOT_LEDGER_PATH: this.ledgerPath,
+      MARGOT_FOLLOW_UP_PATH: this.followUpPath,
       PROJECTS_CONFIG_PATH: this.projectsPath,
       RUNS_DIR: join(this.dir.path, "runs"),
       SCQ_LOCK_DURATION_MS: "3000",
@@ -78,6 +80,7 @@ export class MargotScope {
       LINEAR_TEAM_ID: "RA",
       LINEAR_TIMEOUT_MS: "1500",
       MARGOT_CUSTOMER_NAMES: "Acme Plumbing",
+      MARGOT_VENDOR_NAMES: "Bluestone Payments",
       MARGOT_INTERNAL_HOSTS: "*.corp.example.com",
       PORT: "0",
       ...extra,
@@ -159,6 +162,10 @@ export class MargotScope {
       json = text;
     }
     return { status: res.status, json };
+  }
+
+  followUpRows(): Array<Record<string, unknown>> {
+    return parseJsonl(existsSync(this.followUpPath) ? readFileSync(this.followUpPath, "utf8") : "") as Array<Record<string, unknown>>;
   }
 
   auditRows(): Array<Record<string, unknown>> {

@@ -3,9 +3,7 @@
 // the rate limit are left out; `route` says what the other rules would do).
 import { loadConfig } from "../../config.js";
 import { AppError } from "../../errors.js";
-import { classify } from "../../margot/classify.js";
-import { destructiveVerbsIn } from "../../margot/destructive.js";
-import { extractAction } from "../../margot/extract.js";
+import { assess } from "../../margot/assess.js";
 import { readProjectsFile } from "../../margot/projects-file.js";
 import { applyRules } from "../../margot/rules.js";
 import { readTextSource } from "../input.js";
@@ -17,9 +15,7 @@ export async function classifyCommand(opts: { textFile?: string }): Promise<numb
   const projects = (await readProjectsFile(config.PROJECTS_CONFIG_PATH).catch((err: Error) => {
     throw new AppError("invalid_input", err.message);
   })) ?? [];
-  const result = classify(text);
-  const action = result.classification === "action_shaped" ? extractAction(text, { projects }) : null;
-  const destructive = destructiveVerbsIn(text, config.destructiveVerbs);
+  const { classification: result, action, destructiveVerbs: destructive } = assess(text, { projects, destructiveVerbs: config.destructiveVerbs });
   const route = applyRules({ classification: result, targetRepo: action?.target_repo ?? null, destructiveVerbs: destructive, projects, suppressedUntil: null });
   const line = {
     classification: result.classification,

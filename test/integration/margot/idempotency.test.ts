@@ -24,17 +24,17 @@ describe("one interaction, one decision", () => {
     expect(await s.drafts.list()).toHaveLength(1);
   });
 
-  it("enqueued again after it finished → the same job's result; after its job was removed → duplicate, no new rows, no new draft", async () => {
+  it("enqueued again after it finished, or after its job was removed → duplicate with its state now, no new rows, no new draft", async () => {
     await s.worker();
     const c = s.completion(ACTION_BODY);
     const first = await s.submit(c);
     const again = await s.submit(c);
-    expect(again).toEqual(first);
+    expect(again).toMatchObject({ status: "duplicate", reason: "duplicate_interaction", draft_id: first.draft_id, current_state: "posted" });
 
     await (await s.queue.getJob(`intent-${c.interaction_id}`))!.remove();
     const third = await s.submit(c);
     expect(third).toMatchObject({ interaction_id: c.interaction_id, status: "duplicate", reason: "duplicate_interaction", draft_id: first.draft_id, classification: "action_shaped" });
-    expect(third.skipped_reason).toMatch(/already processed .*drafted, draft d-/);
+    expect(third.skipped_reason).toMatch(/already processed .*drafted, draft d-.*it is now posted/);
     expect(s.auditTypes(c.interaction_id)).toEqual(["margot_intent_classified", "margot_intent_drafted"]);
     expect(s.ledgerRows(c.interaction_id).map((r) => r.outcome)).toEqual(["drafted"]);
     expect(s.telegram.drafts()).toHaveLength(1);
@@ -48,5 +48,30 @@ describe("one interaction, one decision", () => {
     expect((await s.submit(c)).status).toBe("duplicate");
     expect(s.ledgerRows(c.interaction_id)).toHaveLength(1);
     expect(s.auditTypes(c.interaction_id)).toEqual(["margot_intent_classified"]);
+  });
+
+  it("a duplicate answers with the interaction's state now: accepted after 👍, suppressed after ❌", async () => {
+    await s.worker(s.localEnv());
+    const accepted = s.completion(ACTION_BODY);
+    const a = await s.submit(accepted);
+    const react = await runCli(["drafts", "react", a.draft_id!, "approve"], s.localEnv(), { timeoutMs: 60_000 });
+    expect(react.code, react.stderr).toBe(0);
+    expect(await s.submit(accepted)).toMatchObject({ status: "duplicate", current_state: "accepted" });
+
+    const rejected = s.completion(ACTION_BODY);
+    const r = await s.submit(rejected);
+    expect((await runCli(["drafts", "react", r.draft_id!, "reject"], s.localEnv(), { timeoutMs: 60_000 })).code).toBe(0);
+    // Loop detection answers for a rejected interaction, naming why.
+    expect(await s.submit(rejected)).toMatchObject({ status: "suppressed", reason: "recently_rejected" });
+  });
+
+  it("a duplicate answers expired after the expiry timer", async () => {
+    await s.worker(s.localEnv({ MARGOT_DRAFT_EXPIRY_SECONDS: "2" }));
+    const expired = s.completion(ACTION_BODY);
+    const e = await s.submit(expired);
+    await s.waitState(e.draft_id!, "expired", 20_000);
+    const again = await s.submit(expired);
+    expect(again).toMatchObject({ status: "duplicate", current_state: "expired" });
+    expect(again.skipped_reason).toMatch(/it is now expired by timer/);
   });
 });

@@ -12,13 +12,14 @@ const SENSITIVE = {
   internalUrl: "https://admin.corp.example.com/customers/991",
   ip: "10.20.30.40",
   customer: "Acme Plumbing",
+  vendor: "Bluestone Payments",
   apiKey: "sk-ant-api03-ThisIsAFakeKeyForTestsOnly0123456789abcdef",
   github: "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123",
 };
 
 const BODY =
   `Acme Plumbing reported double-charged invoices; their contact ${SENSITIVE.email} (${SENSITIVE.phone}) sent logs from ${SENSITIVE.internalUrl} and host ${SENSITIVE.ip}. ` +
-  `The leaked key ${SENSITIVE.apiKey} and token ${SENSITIVE.github} appear in the same log. ` +
+  `Their processor ${SENSITIVE.vendor} confirmed the duplicates. The leaked key ${SENSITIVE.apiKey} and token ${SENSITIVE.github} appear in the same log. ` +
   "We should add idempotency to the Stripe webhook handler in CleanExpo/RestoreAssist (app/api/stripe/webhook/route.ts) by recording processed event ids, " +
   `so that Acme Plumbing and others stop seeing double credits (target: 0 per month).`;
 
@@ -34,6 +35,7 @@ describe("PII redaction", () => {
     const message = s.telegram.draftMessage(result.draft_id!)!;
     expect(message.text).toContain("[EMAIL]");
     expect(message.text).toContain("[CUSTOMER]");
+    expect(message.text).toContain("[VENDOR]");
     expect(message.text).toContain("[INTERNAL_URL]");
     await s.webhook(reactionUpdate({ chatId: s.telegram.chatId, messageId: message.message_id, emoji: "👍" }));
     await waitFor(() => s.linear.issues.length === 1, 15_000);

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ACTION_CONFIDENCE_FLOOR, classify, splitSentences, type Classification } from "../../../src/margot/classify.js";
+import { ACTION_CONFIDENCE_FLOOR, classify, type Classification } from "../../../src/margot/classify.js";
+import { splitSentences } from "../../../src/margot/reading.js";
 
 interface Sample {
   id: string;
@@ -97,9 +98,10 @@ describe("not fooled by", () => {
     "Should we add rate limiting to the /api/auth/otp endpoint to cut SMS costs by 50%?",
     "Do we need to fix the Stripe webhook handler in app/api/stripe/webhook/route.ts before the launch?",
     "Would it help to cache the Stripe price list in app/pricing/page.tsx for 10 minutes?",
-  ])("questions: %s", (text) => {
+  ])("questions are unknown (the seed's third class), never action: %s", (text) => {
     const result = classify(text);
-    expect(result.classification).toBe("informational");
+    expect(result.classification).toBe("unknown");
+    expect(result.signals.unknown_reason).toBe("question");
     expect(result.signals.questions.length).toBeGreaterThan(0);
   });
 
@@ -180,6 +182,36 @@ describe("sentences", () => {
       "Fix it",
       "then ship.",
     ]);
+  });
+});
+
+describe("the third class: questions, placeholders, inconclusive findings", () => {
+  it.each([
+    ["Which of our repositories still use the old Sentry SDK?", "question"],
+    ["TODO: findings go here.", "placeholder"],
+    ["## Summary\n\n[Insert summary]\n\n## Recommendation\n\n[TBD]", "placeholder"],
+    ["The cache experiment was inconclusive: hit rates moved by less than the noise between runs.", "inconclusive"],
+    ["The two sources contradict each other on whether the Stripe SDK retries are safe, and we could not reproduce either claim.", "inconclusive"],
+  ])("%s → unknown (%s)", (text, reason) => {
+    const result = classify(text);
+    expect(result.classification).toBe("unknown");
+    expect(result.signals.unknown_reason).toBe(reason);
+  });
+
+  it("an intel question (\"what's the latest on X?\") stays informational", () => {
+    expect(classify("What's the latest on Bun? Version 1.2 was released with a built-in S3 client and Postgres driver.").classification).toBe("informational");
+  });
+
+  it("a concrete change with a stated expected outcome is action-shaped", () => {
+    const result = classify("We should replace the XML parser in lib/feeds/parse.ts with fast-xml-parser. Expected outcome: the feed import stops timing out.");
+    expect(result.classification).toBe("action_shaped");
+    expect(result.confidence).toBeGreaterThanOrEqual(ACTION_CONFIDENCE_FLOOR);
+  });
+
+  it("a negation about the same thing by pronoun cancels the action (mixed evidence)", () => {
+    const result = classify("We should enable HTTP/2 push on the CDN config to cut load time by 20%. Push breaks older proxies, so we should not enable it.");
+    expect(result.classification).toBe("unknown");
+    expect(result.signals.unknown_reason).toBe("mixed_evidence");
   });
 });
 

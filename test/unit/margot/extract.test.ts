@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { classify } from "../../../src/margot/classify.js";
+import { readResearch } from "../../../src/margot/reading.js";
 import {
   actionTitle,
   detectTargetRepo,
@@ -175,7 +176,7 @@ describe("extractAction", () => {
   it("fills every field for each action-shaped smoke sample", () => {
     for (const sample of smoke.samples.filter((s) => s.kind === "action")) {
       expect(classify(sample.body).classification).toBe("action_shaped");
-      const x = extractAction(sample.body, { projects, interaction_id: sample.id });
+      const x = extractAction(readResearch(sample.body), { projects, interaction_id: sample.id });
       expect(x.proposed_action.length).toBeGreaterThan(5);
       expect(x.proposed_action.length).toBeLessThanOrEqual(80);
       expect(x.proposed_action).toMatch(/^(?:Add|Fix|Update)\b/);
@@ -189,24 +190,22 @@ describe("extractAction", () => {
   });
 
   it("acceptance criteria come from measurable outcomes", () => {
-    const x = extractAction(smoke.samples[1]?.body ?? "", { projects });
+    const x = extractAction(readResearch(smoke.samples[1]?.body ?? ""), { projects });
     expect(x.acceptance_criteria).toEqual(["Bring the upload failure rate from 7.8% to under 1%"]);
-    const y = extractAction(
-      "We must update the iOS billing code path so that renewal validation errors drop from 3.2% to below 0.5%.",
+    const y = extractAction(readResearch("We must update the iOS billing code path so that renewal validation errors drop from 3.2% to below 0.5%."),
       { projects },
     );
     expect(y.acceptance_criteria).toEqual(["Renewal validation errors drop from 3.2% to below 0.5%"]);
   });
 
   it("without a measurable outcome the criteria are generic, derived from the action", () => {
-    const x = extractAction("Rotate the Cloudinary API secret in lib/cloudinary.ts.", { projects });
+    const x = extractAction(readResearch("Rotate the Cloudinary API secret in lib/cloudinary.ts."), { projects });
     expect(x.acceptance_criteria[0]).toContain("Rotate the Cloudinary API secret");
     expect(x.acceptance_criteria).toContain("Existing tests and type checks pass");
   });
 
   it("out of scope comes from explicit, negated and 'later' sentences, else a default line", () => {
-    const x = extractAction(
-      "We should fix the Stripe webhook signature check in app/api/stripe/webhook/route.ts. There is no need to change the checkout flow. Out of scope: the customer portal. The Xero handler can follow the same pattern later.",
+    const x = extractAction(readResearch("We should fix the Stripe webhook signature check in app/api/stripe/webhook/route.ts. There is no need to change the checkout flow. Out of scope: the customer portal. The Xero handler can follow the same pattern later."),
       { projects },
     );
     expect(x.out_of_scope).toEqual([
@@ -214,21 +213,20 @@ describe("extractAction", () => {
       "The customer portal",
       "The Xero handler can follow the same pattern later",
     ]);
-    const y = extractAction("Fix the Stripe webhook handler in app/api/stripe/webhook/route.ts.", { projects });
+    const y = extractAction(readResearch("Fix the Stripe webhook handler in app/api/stripe/webhook/route.ts."), { projects });
     expect(y.out_of_scope).toHaveLength(1);
     expect(y.out_of_scope[0]).toMatch(/^Anything beyond "Fix the Stripe webhook handler/);
   });
 
   it("complexity tier: one fix is basic, a migration across several surfaces is advanced", () => {
-    expect(extractAction("Fix the typo in the Stripe webhook handler's log line in app/api/stripe/webhook/route.ts.", { projects }).complexity_tier).toBe(
+    expect(extractAction(readResearch("Fix the typo in the Stripe webhook handler's log line in app/api/stripe/webhook/route.ts."), { projects }).complexity_tier).toBe(
       "basic",
     );
-    const big = extractAction(
-      [
+    const big = extractAction(readResearch([
         "We must migrate the Supabase auth client in lib/supabase/server.ts, middleware.ts and app/login/page.tsx to @supabase/ssr.",
         "We must also refactor the session refresh in lib/auth/session.ts and update the RLS policies in supabase/migrations/0042_rls.sql.",
         "Add a backfill job in jobs/backfill-sessions.ts for existing sessions.",
-      ].join(" "),
+      ].join(" ")),
       { projects },
     );
     expect(big.complexity_tier).toBe("advanced");
@@ -236,8 +234,7 @@ describe("extractAction", () => {
   });
 
   it("a detail with several actions lists them", () => {
-    const x = extractAction(
-      "Recommended actions:\n- Rotate the Cloudinary API secret today.\n- Remove NEXT_PUBLIC_CLOUDINARY_SECRET from components/PhotoUploader.tsx.",
+    const x = extractAction(readResearch("Recommended actions:\n- Rotate the Cloudinary API secret today.\n- Remove NEXT_PUBLIC_CLOUDINARY_SECRET from components/PhotoUploader.tsx."),
       { projects },
     );
     expect(x.proposed_action_detail.split("\n")).toEqual([

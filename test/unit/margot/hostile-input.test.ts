@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { classify } from "../../../src/margot/classify.js";
+import { readResearch } from "../../../src/margot/reading.js";
 import { destructiveVerbsIn } from "../../../src/margot/destructive.js";
 import { extractAction } from "../../../src/margot/extract.js";
 import { redactPii } from "../../../src/margot/pii.js";
@@ -21,7 +22,7 @@ describe("hostile input", () => {
   it.each(Object.entries(inputs))("%s: every pure step finishes quickly", (_name, text) => {
     const started = performance.now();
     classify(text);
-    extractAction(text, { projects: [] });
+    extractAction(readResearch(text), { projects: [] });
     redactPii(text);
     destructiveVerbsIn(text);
     // Generous for shared CI machines; the quadratic versions took tens of seconds.

@@ -139,7 +139,7 @@ describe("redactPii", () => {
       "Acme Restorations (ops@acme.com, +61 412 345 678) hit http://10.0.0.9/api from 203.0.113.7 with sk_live_51Habcdefghijklmnop.";
     const first = redactPii(text, config);
     expect(first.text).toBe("[CUSTOMER] ([EMAIL], [PHONE]) hit [INTERNAL_URL] from [IP] with [SECRET].");
-    expect(first.counts).toEqual({ email: 1, phone: 1, ip: 1, internal_url: 1, secret: 1, customer: 1 });
+    expect(first.counts).toEqual({ email: 1, phone: 1, ip: 1, internal_url: 1, secret: 1, customer: 1, vendor: 0 });
     const second = redactPii(first.text, config);
     expect(second.text).toBe(first.text);
     expect(Object.values(second.counts).every((n) => n === 0)).toBe(true);
@@ -148,5 +148,17 @@ describe("redactPii", () => {
   it("works with no configuration and refuses unknown configuration", () => {
     expect(redactPii("mail me@x.io").text).toBe("mail [EMAIL]");
     expect(() => redactPii("x", { strictness: "high" } as never)).toThrow();
+  });
+});
+
+describe("vendor names (MARGOT_VENDOR_NAMES)", () => {
+  it("are redacted like customer names: case-insensitive, whole words, the longest name first", () => {
+    const result = redactPii("Acme Cloud quoted us; acme cloud's SLA beats Acme's. Acmeology is unrelated.", {
+      customer_names: ["Acme"],
+      vendor_names: ["Acme Cloud"],
+    });
+    expect(result.text).toBe("[VENDOR] quoted us; [VENDOR]'s SLA beats [CUSTOMER]'s. Acmeology is unrelated.");
+    expect(result.counts.vendor).toBe(2);
+    expect(result.counts.customer).toBe(1);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { classify } from "../../../src/margot/classify.js";
+import { readResearch } from "../../../src/margot/reading.js";
 import { destructiveVerbsIn } from "../../../src/margot/destructive.js";
 import { extractAction } from "../../../src/margot/extract.js";
 import type { Project } from "../../../src/margot/projects.js";
@@ -9,7 +10,7 @@ const projects: Project[] = [{ name: "RestoreAssist", repo: "CleanExpo/RestoreAs
 
 function input(text: string, patch: Partial<RulesInput> = {}): RulesInput {
   const classification = classify(text);
-  const action = classification.classification === "action_shaped" ? extractAction(text, { projects }) : null;
+  const action = classification.classification === "action_shaped" ? extractAction(readResearch(text), { projects }) : null;
   return { classification, targetRepo: action?.target_repo ?? null, destructiveVerbs: destructiveVerbsIn(text), projects, suppressedUntil: null, ...patch };
 }
 
@@ -28,7 +29,7 @@ describe("rules, in order", () => {
 
   it("2. not action-shaped → informational, with why", () => {
     expect(applyRules(input("What's the latest on the Next.js 15 release? The notes describe a new caching default and faster builds for most teams."))).toMatchObject({ status: "informational", reason: "not_action_shaped" });
-    expect(applyRules(input("We should do another deep dive on the Cloudinary pricing changes before deciding anything."))).toMatchObject({ status: "informational", reason: "research_follow_up" });
+    expect(applyRules(input("We should do another deep dive on the Cloudinary pricing changes before deciding anything."))).toMatchObject({ status: "follow_up", reason: "research_follow_up" });
     expect(applyRules(input("asdf qwer zxcv"))).toMatchObject({ status: "informational", reason: "classification_unknown" });
     expect(applyRules(input("We should improve performance across the board. Users notice slowness."))).toMatchObject({ status: "informational", reason: "confidence_too_low" });
     expect(applyRules(input("According to Vercel, teams should move image resizing to the edge."))).toMatchObject({ status: "informational", reason: "confidence_too_low" });

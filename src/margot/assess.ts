@@ -1,0 +1,54 @@
+// What the bridge and `classify` both do with a research body: read it once, classify the
+// reading, extract the action from the same reading when it is action-shaped, and find
+// destructive actions. Pure; the rules that need state (loop detection, rate limit) come after.
+import { classify, type ClassifyResult } from "./classify.js";
+import { destructiveVerbsIn } from "./destructive.js";
+import { extractAction, type ExtractedAction } from "./extract.js";
+import type { Project } from "./projects.js";
+import { readingSteps } from "./reading.js";
+
+export interface Assessment {
+  readonly classification: ClassifyResult;
+  readonly action: ExtractedAction | null;
+  /** Destructive verbs used as actions on an object (see destructive.ts). */
+  readonly destructiveVerbs: string[];
+  /** The sentences that ask for more research (what a follow-up asks for). */
+  readonly followUpSentences: string[];
+}
+
+export interface AssessOptions {
+  readonly projects: readonly Project[];
+  readonly destructiveVerbs: readonly string[];
+  readonly interactionId?: string;
+}
+
+/** Between steps the caller may yield to the event loop (each step is one bounded slice of CPU). */
+export type Pause = () => Promise<void>;
+
+/** The steps as a generator: each `yield` is a point where the work may pause. */
+function* steps(text: string, options: AssessOptions): Generator<void, Assessment> {
+  const reading = yield* readingSteps(text);
+  const classification = classify(reading);
+  yield;
+  const action =
+    classification.classification === "action_shaped"
+      ? extractAction(reading, { projects: options.projects, ...(options.interactionId !== undefined ? { interaction_id: options.interactionId } : {}) })
+      : null;
+  yield;
+  const followUpSentences = reading.sentences.filter((s) => s.followUps.length > 0).map((s) => s.text);
+  return { classification, action, destructiveVerbs: destructiveVerbsIn(text, options.destructiveVerbs), followUpSentences };
+}
+
+/** The same work with a pause between steps, so a large body never holds the event loop for long. */
+export async function assessInSteps(text: string, options: AssessOptions, pause: Pause): Promise<Assessment> {
+  const run = steps(text, options);
+  for (let next = run.next(); ; next = run.next()) {
+    if (next.done) return next.value;
+    await pause();
+  }
+}
+
+export function assess(text: string, options: AssessOptions): Assessment {
+  const run = steps(text, options);
+  for (let next = run.next(); ; next = run.next()) if (next.done) return next.value;
+}

@@ -1,0 +1,649 @@
+// One reading of a Margot research body: normalised once, cut into sentences once, each sentence
+// read once for the cues `classify` weighs and `extract` draws from (directive, governed verb,
+// surfaces, outcomes, hedges, negations, questions, …). Pure; see classify.ts for what the cues mean.
+import { ACTION_VERBS, NOUN_LIKE_VERBS, RESEARCH_VERBS, DEFERRAL_VERBS, IRREGULAR_PARTICIPLES, SKIPPABLE_ADVERBS, STRONG_SUBJECTS, SURFACE_NOUNS, STOPWORD_MODIFIERS, FRAMEWORK_DOT_JS, FUNCTION_WORDS } from "./lexicon.js";
+
+export type DirectiveStrength = "strong" | "medium";
+
+/** Where the instruction sits: `text.slice(start, end)` is `phrase`. */
+export interface Directive {
+  phrase: string;
+  strength: DirectiveStrength;
+  /** imperative: "Fix …"; label: "Recommendation: …", "Recommend adding …"; modal: "we should …". */
+  kind: "imperative" | "label" | "modal";
+  start: number;
+  end: number;
+}
+
+/** Everything read from one sentence; exported for extraction. */
+export interface SentenceReading {
+  index: number;
+  text: string;
+  /** Word tokens, lower case. */
+  tokens: string[];
+  directive: Directive | null;
+  governedVerb: string | null;
+  actionVerbs: string[];
+  surfaces: string[];
+  strongSurface: boolean;
+  measurable: string[];
+  purpose: string[];
+  hedges: string[];
+  negations: string[];
+  question: boolean;
+  intel: string[];
+  followUps: string[];
+  conditionals: string[];
+  reported: string[];
+  placeholders: string[];
+  inconclusive: string[];
+  /** 0..0.98 before rounding. */
+  score: number;
+}
+
+export interface ResearchReading {
+  /** The text as given, line ends and quotes normalised (fenced code included). */
+  normalised: string;
+  /** Prose with fenced code removed, over-long tokens cut. */
+  prose: string;
+  /** Whether the text had fenced code. */
+  hadFence: boolean;
+  /** Words in the prose, and how many of them are English function words (a garble check). */
+  wordCount: number;
+  functionWordCount: number;
+  sentences: SentenceReading[];
+  best: SentenceReading | null;
+}
+
+// ---------------------------------------------------------------- cue patterns
+
+/**
+ * A family of cue patterns, compiled once. `triggers`: words (lower case) of which every match
+ * contains at least one, so a sentence without any of them skips the family untested; "#digit"
+ * stands for any token with a digit. This is what keeps the reading near-linear and fast.
+ */
+interface CueGroup {
+  readonly patterns: readonly RegExp[];
+  /** One case-insensitive union of the patterns: a superset, tested before the members. */
+  readonly any: RegExp;
+  readonly bit: number;
+}
+
+const TRIGGERS = new Map<string, number>();
+const DIGIT_TRIGGERS = { bits: 0 };
+let nextBit = 1;
+
+function cueGroup(patterns: readonly RegExp[], triggers: readonly string[]): CueGroup {
+  const bit = nextBit;
+  nextBit <<= 1;
+  for (const word of triggers) {
+    if (word === "#digit") DIGIT_TRIGGERS.bits |= bit;
+    else TRIGGERS.set(word, (TRIGGERS.get(word) ?? 0) | bit);
+  }
+  return {
+    patterns: patterns.map((p) => (p.flags.includes("g") ? p : new RegExp(p.source, `${p.flags}g`))),
+    any: new RegExp(patterns.map((p) => `(?:${p.source})`).join("|"), "i"),
+    bit,
+  };
+}
+
+/** Which cue groups a sentence's tokens can trigger (a bit per group). */
+function triggeredBits(tokens: readonly string[], hasDigit: boolean): number {
+  let bits = hasDigit ? DIGIT_TRIGGERS.bits : 0;
+  for (const token of tokens) {
+    bits |= TRIGGERS.get(token) ?? 0;
+    if (token.endsWith("n't")) bits |= TRIGGERS.get("#n't") ?? 0;
+  }
+  return bits;
+}
+
+function collect(group: CueGroup, text: string, bits: number): string[] {
+  if ((bits & group.bit) === 0 || !group.any.test(text)) return [];
+  const found: string[] = [];
+  for (const pattern of group.patterns) {
+    pattern.lastIndex = 0;
+    for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+      if (match[0] === "") pattern.lastIndex++;
+      const phrase = match[0].trim().replace(/\s+/g, " ");
+      if (phrase && !found.some((f) => f.toLowerCase() === phrase.toLowerCase())) found.push(phrase);
+    }
+  }
+  return found;
+}
+
+
+// Negation of the directive itself, not any "not" ("the parser does not expect …" is a fact).
+const NEGATIONS = cueGroup([
+  /\b(?:should|must|ought|need)\s*(?:not|n't)\b/gi,
+  /\b(?:shouldn't|mustn't|needn't)\b/gi,
+  /\b(?:do|does|did|will|would)\s*(?:not|n't)\s+(?:need\s+to|have\s+to|require)\b/gi,
+  /\b(?:don't|doesn't|didn't|won't)\s+(?:need\s+to|have\s+to|require)\b/gi,
+  /\bno\s+need\s+to\b/gi,
+  /\bno\s+(?:action|changes?|work|fix|update|migration)\s+(?:is\s+|are\s+)?(?:needed|required|necessary|warranted)\b/gi,
+  /\bnot\s+(?:necessary|required|needed|warranted)\b/gi,
+  /\bnothing\s+(?:to\s+(?:change|fix|do)|needs\s+to\s+(?:change|be\s+done))\b/gi,
+  /^\s*(?:do\s+not|don't|never)\b/gi,
+], ["#n't", "not", "no", "nothing", "never"]);
+
+const HEDGES = cueGroup([
+  /\bcould\s+(?:potentially\s+|possibly\s+|also\s+)?(?:consider|look|add|move|use|try|explore|switch|be)\b/gi,
+  /\bwe\s+could\b/gi,
+  /\bmight\s+(?:be\s+worth|want\s+to|consider|help|be\s+(?:nice|good|useful))\b/gi,
+  /\bmay\s+(?:be\s+worth|want\s+to|consider|help|not\s+justify)\b/gi,
+  /\b(?:is|be|seems?)\s+worth\s+(?:\w+ing|a\s+look|considering|exploring)\b/gi,
+  /\bperhaps\b/gi,
+  /\bpossibly\b/gi,
+  /\bmaybe\b/gi,
+  /\boptionally\b/gi,
+  /\bideally\b/gi,
+  /\bat\s+some\s+point\b/gi,
+  /\beventually\b/gi,
+  /\bin\s+(?:a\s+|the\s+)?future\s+(?:quarter|release|iteration)s?\b/gi,
+  /\bnice\s+to\s+have\b/gi,
+  /\bno\s+urgency\b/gi,
+  /\bnot\s+urgent\b/gi,
+  /^\s*consider\s+\w+/gi,
+  /\bwhether\b/gi,
+  /\bit\s+would\s+be\s+(?:nice|good|worth|useful)\b/gi,
+], ["could", "might", "may", "worth", "perhaps", "possibly", "maybe", "optionally", "ideally", "point", "eventually", "future", "nice", "urgency", "urgent", "consider", "whether", "would"]);
+
+const CONDITIONALS = cueGroup([/^\s*(?:if|unless|once|when|should\s+\w+\s+(?:grow|rise|increase))\b[^,]*,?/gi, /\b(?:if|unless)\s+\w+(?:\s+\w+)?\s+(?:rises?|grows?|increases?|exceeds?|drops?|falls?|becomes?)\b/gi], ["if", "unless", "once", "when", "grow", "rise", "increase"]);
+
+const REPORTED = cueGroup([
+  /\baccording\s+to\b/gi,
+  // "Apple says developers should …": a named third party giving the advice.
+  /\b(?!(?:We|I|You|Our|This|That|It)\b)[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}\s+(?:say|says|said|recommend|recommends|recommended|advise|advises|suggest|suggests|state|states|warn|warns|claim|claims)\b(?!\s*:)/g,
+  /\b(?:docs?|documentation|guides?|guidance|blog\s+posts?|posts?|articles?|sessions?|talks?|surveys?|vendors?|teams|people|they|others|sources?|analysts?)\s+(?:say|says|recommend|recommends|suggest|suggests|note|notes|state|states|report|reports|claim|claims|advise|advises)\b/gi,
+], ["according", "say", "says", "said", "recommend", "recommends", "recommended", "advise", "advises", "suggest", "suggests", "state", "states", "warn", "warns", "claim", "claims", "note", "notes", "report", "reports"]);
+
+const FOLLOW_UPS = cueGroup([
+  /\b(?:another|a\s+further|a\s+second|a\s+deeper|more)\s+(?:deep[- ]?dive|research|round\s+of\s+research|pass|investigation)\b/gi,
+  /\bdeep[- ]?dive\b/gi,
+  /\bresearch\s+(?:this\s+|it\s+)?(?:further|more|deeper)\b/gi,
+  /\bfurther\s+(?:research|investigation|analysis|study)\b/gi,
+  /\binvestigate\s+(?:this\s+|it\s+)?(?:further|more|deeper)\b/gi,
+  /\bdig\s+(?:deeper|further)\b/gi,
+  /\bexplore\s+(?:this\s+|it\s+)?further\b/gi,
+  /\bcome\s+back\s+with\s+(?:a\s+)?recommendations?\b/gi,
+  /\bneed\s+more\s+(?:data|evidence|information|research)\b/gi,
+  /\bre-?run\s+(?:the\s+)?research\b/gi,
+  /\bfollow[- ]up\s+(?:research|study|investigation|deep[- ]?dive)\b/gi,
+], ["deep-dive", "deepdive", "deep", "dive", "research", "further", "investigation", "investigate", "dig", "explore", "recommendation", "recommendations", "more", "rerun", "re-run", "follow-up", "follow"]);
+
+const INTEL = cueGroup([
+  /\bwhat'?s\s+(?:the\s+)?(?:latest|new)\b/gi,
+  /\b(?:released|announced|launched|shipped|published)\b/gi,
+  /\b(?:is|are)\s+(?:now\s+)?(?:out|available|generally\s+available|in\s+beta)\b/gi,
+  /\bnow\s+supports?\b/gi,
+  /\brelease\s+notes?\b/gi,
+  /\bchangelog\b/gi,
+  /\b(?:market|competitors?|competitive|landscape|segment)\b/gi,
+  /\bpricing\s+(?:pages?|research|trends?)\b/gi,
+  /\braised\s+(?:the\s+|its\s+)?prices?\b/gi,
+  /\b(?:survey|adoption|telemetry|filings?|IPO)\b/gi,
+], ["what's", "whats", "released", "announced", "launched", "shipped", "published", "out", "available", "beta", "supports", "support", "release", "changelog", "market", "competitor", "competitors", "competitive", "landscape", "segment", "pricing", "raised", "survey", "adoption", "telemetry", "filing", "filings", "ipo"]);
+
+const MEASURABLE = cueGroup([
+  /\d+(?:\.\d+)?\s?%/g,
+  /\b\d+(?:[.,]\d+)?\s?(?:ms|s|sec|secs|seconds?|minutes?|mins?|hours?|hrs?|days?|weeks?|KB|MB|GB|TB|px|x)\b/gi,
+  /\bfrom\s+[^,.;]{0,30}?\d[^,;]{0,20}?\s+to\s+(?:under\s+|below\s+|above\s+|over\s+|less\s+than\s+|near\s+)?[^,;\s]+/gi,
+  /\b(?:to|at|target:?)\s+(?:0|zero|near\s+zero)\b/gi,
+  /\b(?:under|below|above|over|less\s+than|more\s+than|at\s+most|at\s+least|within|fewer\s+than)\s+\$?\d[\d.,]*/gi,
+  /\bby\s+(?:about\s+|roughly\s+|around\s+)?\d[\d.,]*\s?%?/gi,
+  /\b\d[\d,]*\s+(?:requests?|errors?|failures?|retries|events?|users?|tickets?)\s+(?:per|a|an|each)\s+\w+/gi,
+  /\bp(?:50|75|90|95|99)\b/gi,
+  /\bdrops?\s+to\s+zero\b/gi,
+  // A stated expected outcome is the seed's "measurable state change" even without a number.
+  /\bexpected\s+(?:outcome|result|impact|effect)s?\b/gi,
+  /\b(?:should|will|would)\s+(?:then\s+)?(?:disappear|go\s+away|vanish|stop\s+\w+ing|close)\b/gi,
+], ["#digit", "zero", "expected", "disappear", "away", "vanish", "stop", "close"]);
+
+/** Text standing in for a finding that is not there yet. */
+const PLACEHOLDERS = cueGroup([
+  /\bTODO\b/g,
+  /\bTBD\b/gi,
+  /\[[^\]\n]{0,60}\b(?:insert|add|added|summary|findings?|recommendations?|tbd|todo|placeholder)\b[^\]\n]{0,60}\]/gi,
+  /\bgoes\s+here\b/gi,
+  /\bcoming\s+soon\b/gi,
+  // "placeholder entry", a text that opens with it; not a UI skeleton placeholder.
+  /\bplaceholder\s+(?:entry|text|summary|findings?|content|only)\b|^\s*placeholder\b/gi,
+  /\blorem\s+ipsum\b/gi,
+  /\bto\s+be\s+(?:determined|added|written|confirmed)\b/gi,
+], ["todo", "tbd", "insert", "add", "added", "summary", "finding", "findings", "recommendation", "recommendations", "placeholder", "here", "soon", "lorem", "determined", "written", "confirmed"]);
+
+/** Findings that do not settle anything: inconclusive, contradictory, or too thin to say. */
+const INCONCLUSIVE = cueGroup([
+  /\binconclusive\b/gi,
+  /\b(?:still\s+|remains?\s+)?unclear\b/gi,
+  /\bnot\s+(?:yet\s+)?clear\b/gi,
+  /\bno\s+clear\s+(?:recommendation|answer|winner|conclusion|consensus|signal|cause)\b/gi,
+  /\bno\s+consensus\b/gi,
+  /\b(?:could|can)\s*(?:not|n't)\s+(?:determine|reproduce|confirm|tell|say|conclude)\b/gi,
+  /\bcannot\s+(?:determine|reproduce|confirm|tell|say|conclude)\b/gi,
+  /\b(?:sources|results|benchmarks|experiments|studies|reports)\s+(?:disagree|conflict|contradict)\b/gi,
+  /\b(?:contradict\s+each\s+other|conflicting\s+(?:guidance|results|evidence|sources|advice)|contradictory|mixed\s+results|inconsistent\s+results)\b/gi,
+  /\bpoints?\s+both\s+ways\b/gi,
+  /\b(?:not\s+enough|insufficient)\s+(?:data|evidence|information)\b/gi,
+  /\bdoes\s*(?:not|n't)\s+favou?r\s+any\b/gi,
+  /\bambiguous\b/gi,
+], ["inconclusive", "unclear", "clear", "consensus", "not", "#n't", "cannot", "disagree", "conflict", "contradict", "conflicting", "contradictory", "mixed", "inconsistent", "both", "enough", "insufficient", "favour", "favor", "ambiguous"]);
+
+const PURPOSE = cueGroup([
+  /\bso\s+that\b/gi,
+  /\bin\s+order\s+to\b/gi,
+  /\b(?:to|which\s+will|which\s+should|reducing|cutting|eliminating)\s+(?:prevent|avoid|stop|eliminate|ensure|reduce|cut|lower|improve|bring|keep|free|make\s+sure|speed\s+up|fix)\b/gi,
+  /\b(?:reducing|cutting|eliminating|preventing|lowering)\b/gi,
+  /\b(?:latency|error\s+rate|failure\s+rate|throughput|uptime|TTFB|LCP|INP|CLS|conversion)\b/gi,
+], ["so", "order", "prevent", "avoid", "stop", "eliminate", "ensure", "reduce", "cut", "lower", "improve", "bring", "keep", "free", "make", "speed", "fix", "reducing", "cutting", "eliminating", "preventing", "lowering", "latency", "error", "rate", "throughput", "uptime", "ttfb", "lcp", "inp", "cls", "conversion"]);
+
+/** A run that produced no finding: "Margot could not complete this research: …". */
+export const RESEARCH_FAILED =
+  /\b(?:could\s+not|couldn't|was\s+unable\s+to|unable\s+to|failed\s+to)\s+(?:complete|finish|find|access|retrieve|fetch|load|reach)\b|\b(?:research|request|run)\s+(?:timed\s+out|failed|was\s+cancel+ed)\b/i;
+
+// ---------------------------------------------------------------- text shaping
+
+const ABBREVIATION = /\b(e\.g|i\.e|etc|vs|approx|incl|cf|Inc|Ltd|Pty|No|Dr|Mr|Ms|Mrs|St)\./g;
+const DOT_MASK = "\u2024";
+
+function normalise(text: string): string {
+  // One pass finds whether there is anything to replace at all (usually there is not).
+  if (!/[\r\u2018\u2019\u201C\u201D\u00A0]/.test(text)) return text;
+  return text
+    .replace(/\r\n?/g, "\n")
+    .replace(/[\u2018\u2019]/g, "'")
+    .replace(/[\u201C\u201D]/g, '"')
+    .replace(/\u00A0/g, " ");
+}
+
+function stripFences(text: string): { prose: string; hadFence: boolean } {
+  let hadFence = false;
+  const prose = text.replace(/```[^\n]*\n[\s\S]*?(?:```|$)/g, () => {
+    hadFence = true;
+    return "\n";
+  });
+  return { prose, hadFence };
+}
+
+/** Longest token and sentence read: real ones are far shorter, and the bounds keep every pattern linear. */
+export const MAX_TOKEN_LENGTH = 200;
+export const MAX_SENTENCE_LENGTH = 1000;
+// The lookbehind starts a try only where a token starts (linear, not a try at every character).
+const LONG_TOKEN = new RegExp(String.raw`(?<!\S)\S{${MAX_TOKEN_LENGTH + 1},}`, "g");
+
+function boundTokens(text: string): string {
+  return text.replace(LONG_TOKEN, (token) => token.slice(0, MAX_TOKEN_LENGTH));
+}
+
+function boundSentence(sentence: string): string {
+  if (sentence.length <= MAX_SENTENCE_LENGTH) return sentence;
+  const cut = sentence.slice(0, MAX_SENTENCE_LENGTH);
+  const space = cut.lastIndexOf(" ");
+  return space > MAX_SENTENCE_LENGTH / 2 ? cut.slice(0, space) : cut;
+}
+
+const LINE_MARKER = /^\s*(?:#{1,6}\s+|>\s*|[-*+\u2022]\s+|\d{1,3}[.)]\s+)/;
+
+/** Cut text into sentences: blocks by line structure, then on sentence punctuation and contrast markers. */
+export function splitSentences(text: string, tokensBounded = false): string[] {
+  const blocks: string[] = [];
+  let current = "";
+  let currentIsHeading = false;
+  for (const raw of normalise(text).split("\n")) {
+    const line = raw.trim();
+    if (line === "") {
+      if (current) blocks.push(current);
+      current = "";
+      continue;
+    }
+    const startsItem = LINE_MARKER.test(raw);
+    const cleaned = line.replace(LINE_MARKER, "").replace(/\*\*|__/g, "").trim();
+    // A hard-wrapped paragraph continues on the next line; items, headings and finished sentences do not.
+    if (startsItem || current === "" || currentIsHeading || /[.!?:]$/.test(current)) {
+      if (current) blocks.push(current);
+      current = cleaned;
+    } else {
+      current = `${current} ${cleaned}`;
+    }
+    currentIsHeading = /^#{1,6}\s/.test(line);
+  }
+  if (current) blocks.push(current);
+
+  const sentences: string[] = [];
+  for (const block of tokensBounded ? blocks : blocks.map(boundTokens)) {
+    const masked = block.replace(ABBREVIATION, (m) => m.replace(/\./g, DOT_MASK));
+    for (const piece of masked.split(/(?<=[.!?])["')\]]*\s+|;\s+|,\s+(?=(?:but|however|although|whereas)\b)/i)) {
+      const sentence = boundSentence(piece.replaceAll(DOT_MASK, ".").trim());
+      if (sentence) sentences.push(sentence);
+    }
+  }
+  return sentences;
+}
+
+/** Word tokens for the cue triggers: ASCII and Latin letters (fast; the cues are English). */
+const LOWER_TOKEN = /[a-z\u00C0-\u024F][a-z\u00C0-\u024F'-]*/g;
+
+export function words(text: string): string[] {
+  return text.match(/\p{L}[\p{L}'-]*/gu) ?? [];
+}
+
+
+/** Base form of an inflected verb when it is one we know ("moving" → "move", "dropped" → "drop"). */
+export function baseVerb(word: string, known: ReadonlySet<string> = ACTION_VERBS): string | null {
+  const w = word.toLowerCase();
+  if (known.has(w)) return w;
+  const irregular = IRREGULAR_PARTICIPLES[w];
+  if (irregular && known.has(irregular)) return irregular;
+  for (const suffix of ["ing", "ed", "es", "s", "d"]) {
+    if (!w.endsWith(suffix) || w.length <= suffix.length + 1) continue;
+    const stem = w.slice(0, -suffix.length);
+    const candidates = [stem, `${stem}e`];
+    if (stem.length > 2 && stem.at(-1) === stem.at(-2)) candidates.push(stem.slice(0, -1));
+    if (stem.endsWith("i")) candidates.push(`${stem.slice(0, -1)}y`);
+    for (const candidate of candidates) if (known.has(candidate)) return candidate;
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------- surfaces and outcomes
+
+/** `needs`: a cheap test without which the pattern cannot match (most sentences skip most patterns). */
+const SURFACE_PATTERNS: { kind: string; pattern: RegExp; needs: (s: string) => boolean }[] = [
+  { kind: "path", pattern: /(?<![\w@])(?:[\w.@[\]-]+\/)+[\w.[\]-]+\.(?:tsx?|jsx?|mjs|cjs|py|swift|kt|java|rb|go|rs|sql|json|ya?ml|toml|css|scss|html|md|prisma|sh)\b/g, needs: (s) => s.includes("/") },
+  { kind: "file", pattern: /(?<![\w/.-])[\w-]+\.(?:tsx?|jsx?|mjs|cjs|py|swift|kt|java|rb|go|rs|sql|json|ya?ml|toml|prisma|sh)\b/g, needs: (s) => s.includes(".") },
+  { kind: "dotfile", pattern: /(?<![\w/])\.(?:env[\w.*-]*|gitignore|github|npmrc|vercel)\b/g, needs: (s) => s.includes(".") },
+  { kind: "endpoint", pattern: /(?<![\w.:/@-])\/[a-z][\w-]*(?:\/[\w{}[\]:.-]+)*/g, needs: (s) => s.includes("/") },
+  { kind: "code", pattern: /`[^`\n]{2,80}`/g, needs: (s) => s.includes("`") },
+  { kind: "call", pattern: /\b[A-Za-z_][\w.]*\(\)/g, needs: (s) => s.includes("()") },
+  { kind: "identifier", pattern: /\b[a-z]+(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+){1,}\b(?=\.\w+\b|\(|\s+(?:in|class|struct|component|module|service|view|screen))|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){2,}\b/g, needs: (s) => /[a-z][A-Z]|_/.test(s) },
+  { kind: "package", pattern: /(?<![\w/])@?[a-z][\w.-]*(?:\/[\w.-]+)?@\d[\w.-]*|(?<![\w/])@[a-z][\w.-]*\/[\w.-]+/g, needs: (s) => s.includes("@") },
+  { kind: "event", pattern: /\b[a-z]+\.[a-z_]+(?:\.[a-z_]+)*\b(?=[\s,.;)]|$)/g, needs: (s) => s.includes(".") },
+];
+
+/** A run of surface nouns ("webhook handler", "code path"). */
+const SURFACE_NOUN_RUN = new RegExp(String.raw`\b(?:${SURFACE_NOUNS})(?:\s+(?:${SURFACE_NOUNS}))*\b`, "gi");
+const BARE_SURFACE = new RegExp(String.raw`\b(?:the|our|its)\s+(?:${SURFACE_NOUNS})\b`, "gi");
+/** A token that can start a surface noun: without one, both patterns above are skipped. */
+const SURFACE_FIRST_WORDS: ReadonlySet<string> = new Set(SURFACE_NOUNS.split("|").flatMap((alternative) => spellings(alternative.split(" ")[0] ?? "")));
+
+/** Every spelling of a simple pattern word: "webhooks?" → webhook, webhooks; "repo(?:sitory)?" → repo, repository. */
+function spellings(pattern: string): string[] {
+  const optional = /^(.*?)(\(\?:([^()|]*)\)|([a-z]))\?(.*)$/.exec(pattern);
+  if (!optional) return [pattern];
+  const [, head = "", , group, char, tail = ""] = optional;
+  return spellings(`${head}${tail}`).concat(spellings(`${head}${group ?? char ?? ""}${tail}`));
+}
+
+function tokensOf(text: string): string[] {
+  return text.toLowerCase().match(LOWER_TOKEN) ?? [];
+}
+
+const EVENT_FALSE_POSITIVES = /^(?:e\.g|i\.e|vs\.)|\.(?:js|ts|com|io|app|dev|net|org)$/i;
+
+function findSurfaces(sentence: string, tokens: readonly string[] = tokensOf(sentence)): { surfaces: string[]; strong: boolean } {
+  const surfaces: string[] = [];
+  const add = (s: string) => {
+    const phrase = s.trim().replace(/\s+/g, " ");
+    if (phrase && !surfaces.some((x) => x.toLowerCase() === phrase.toLowerCase())) surfaces.push(phrase);
+  };
+  for (const { kind, pattern, needs } of SURFACE_PATTERNS) {
+    if (!needs(sentence)) continue;
+    for (const match of sentence.matchAll(pattern)) {
+      const text = match[0];
+      if ((kind === "file" || kind === "path") && FRAMEWORK_DOT_JS.test(text.split("/").at(-1) ?? "")) continue;
+      if (kind === "event" && (EVENT_FALSE_POSITIVES.test(text) || FRAMEWORK_DOT_JS.test(text))) continue;
+      if (kind === "endpoint" && text.length < 3) continue;
+      add(text);
+    }
+  }
+  // Named surfaces: a surface noun with up to three meaningful modifiers before it
+  // ("the Stripe webhook handler", "RestoreAssist's iOS billing code path").
+  const nouns = tokens.some((t) => SURFACE_FIRST_WORDS.has(t) || t.startsWith("codepath"));
+  if (nouns) for (const match of sentence.matchAll(SURFACE_NOUN_RUN)) {
+    const at = match.index ?? 0;
+    const before = sentence.slice(Math.max(0, at - 120), at).split(/\s+/).filter((t) => t !== "");
+    const modifiers: string[] = [];
+    for (let i = before.length - 1; i >= 0 && modifiers.length < 3; i--) {
+      const token = before[i] ?? "";
+      if (!/^[A-Za-z0-9][\w.'-]*$/.test(token)) break;
+      const lower = token.toLowerCase();
+      if (STOPWORD_MODIFIERS.has(lower) || /^\d+$/.test(token)) break;
+      if (ACTION_VERBS.has(lower) && !NOUN_LIKE_VERBS.has(lower)) break;
+      modifiers.unshift(token);
+    }
+    if (modifiers.length > 0) add(`${modifiers.join(" ")} ${match[0]}`);
+  }
+  const strong = surfaces.length > 0;
+  if (!strong && nouns) for (const match of sentence.matchAll(BARE_SURFACE)) add(match[0]);
+  return { surfaces, strong };
+}
+
+// ---------------------------------------------------------------- directives
+
+const LABEL_DIRECTIVE =
+  /^(?:the\s+|our\s+)?(?:recommendations?|recommended\s+(?:actions?|fix|change|next\s+steps?)|action(?:\s+items?)?|next\s+steps?|(?:suggested\s+|proposed\s+)?(?:fix|solution|remedy|change|action)|to\s*do|todo|proposal)\s*:\s*/i;
+/** A sentence that opens with a recommendation verb: "Recommend adding …", "We suggest moving …". */
+const RECOMMEND_LEAD = /^(?:we\s+|i\s+)?(?:(?:strongly\s+)?(?:recommend|suggest|propose|advise))(?:\s+that)?(?:\s+we|\s+you)?\b/i;
+/** Any other short label before the body of a sentence ("TL;DR:", "Why:", "Update:"). */
+const ANY_LABEL = /^[\w;'&/ -]{1,24}:\s+/;
+
+const MODAL =
+  /\b(?:should|must|ought\s+to|(?:will\s+|'ll\s+)?needs?\s+to|ha(?:ve|s)\s+to|it\s+is\s+(?:critical|important|essential|necessary|urgent|imperative)\s+(?:that\s+we|to)|(?:i|we)\s+(?:strongly\s+)?recommend(?:\s+that)?(?:\s+we|\s+you)?|it\s+is\s+recommended\s+(?:that\s+(?:we\s+|you\s+)?|to)|the\s+(?:fix|next\s+step|remedy)\s+is\s+to)\b/gi;
+
+/** Every MODAL match contains one of these words. */
+const MODAL_TRIGGERS = new Set(["should", "must", "ought", "need", "needs", "have", "has", "critical", "important", "essential", "necessary", "urgent", "imperative", "recommend", "recommended", "fix", "next", "remedy"]);
+
+const SELF_STRONG_MODAL = /recommend|critical|important|essential|necessary|urgent|imperative|fix|next\s+step|remedy/i;
+
+
+function tokensAfter(text: string, from: number): { word: string; start: number }[] {
+  const tokens: { word: string; start: number }[] = [];
+  for (const match of text.slice(from).matchAll(/[A-Za-z][\w'-]*/g)) {
+    tokens.push({ word: match[0], start: from + (match.index ?? 0) });
+    if (tokens.length >= 8) break;
+  }
+  return tokens;
+}
+
+/** The verb a directive governs: skips adverbs, reads "be fixed" and "consider moving". */
+function governedVerb(text: string, from: number): { verb: string | null; raw: string | null; hedged: boolean } {
+  const tokens = tokensAfter(text, from);
+  let hedged = false;
+  let i = 0;
+  while (i < tokens.length && SKIPPABLE_ADVERBS.has((tokens[i]?.word ?? "").toLowerCase())) i++;
+  let word = tokens[i]?.word.toLowerCase() ?? null;
+  if (word === "consider" || word === "try") {
+    hedged = true;
+    i++;
+    word = tokens[i]?.word.toLowerCase() ?? null;
+  }
+  if (word === "be" || word === "get") {
+    i++;
+    word = tokens[i]?.word.toLowerCase() ?? null;
+  }
+  if (word === null) return { verb: null, raw: null, hedged };
+  return { verb: baseVerb(word) ?? baseVerb(word, RESEARCH_VERBS) ?? baseVerb(word, DEFERRAL_VERBS), raw: word, hedged };
+}
+
+function looksLikeObject(word: string | undefined): boolean {
+  if (word === undefined) return false;
+  return (
+    /^(?:the|a|an|our|all|every|each|its|their|this|these|those|any|it|them|support|rate)$/i.test(word) ||
+    /[A-Z]/.test(word.slice(1)) ||
+    /[_./()`@]/.test(word) ||
+    /^[A-Z]/.test(word)
+  );
+}
+
+function findDirective(sentence: string, tokens: readonly string[], surfaceSubject: (subject: string) => boolean): Directive | null {
+  // "Recommendation: switch …" / "Action: add …"
+  const label = LABEL_DIRECTIVE.exec(sentence);
+  // A bare "Recommended actions:" introduces the items below it; it is no instruction itself.
+  if (label) {
+    return sentence.slice(label[0].length).trim() === ""
+      ? null
+      : { phrase: label[0].trim(), strength: "strong", kind: "label", start: 0, end: label[0].length };
+  }
+  const recommend = RECOMMEND_LEAD.exec(sentence);
+  if (recommend) return { phrase: recommend[0].trim(), strength: "strong", kind: "label", start: 0, end: recommend[0].length };
+  // "TL;DR: bump …": read past a neutral label, then look for an imperative.
+  const other = ANY_LABEL.exec(sentence);
+  if (other) {
+    const inner = findDirective(sentence.slice(other[0].length), tokens, surfaceSubject);
+    if (inner?.kind === "imperative") return { ...inner, start: inner.start + other[0].length, end: inner.end + other[0].length };
+  }
+
+  // Imperative: an action verb first ("Fix the …", "Please rotate …").
+  const lead = /^(please\s+)?([A-Za-z][\w-]*)/i.exec(sentence);
+  const verb = lead?.[2];
+  if (lead && verb !== undefined) {
+    const first = verb.toLowerCase();
+    const after = sentence.slice(lead[0].length);
+    const next = after.match(/^\s+([^\s]+)/)?.[1];
+    const isLabel = after.startsWith(":");
+    if (ACTION_VERBS.has(first) && !isLabel && (!NOUN_LIKE_VERBS.has(first) || looksLikeObject(next))) {
+      return { phrase: verb, strength: "strong", kind: "imperative", start: lead[0].length - verb.length, end: lead[0].length };
+    }
+  }
+
+  let best: Directive | null = null;
+  if (!tokens.some((t) => MODAL_TRIGGERS.has(t))) return null;
+  for (const match of sentence.matchAll(MODAL)) {
+    const start = match.index ?? 0;
+    const before = sentence.slice(0, start);
+    const subject = before.split(/[,:]/).at(-1) ?? before;
+    const strong = SELF_STRONG_MODAL.test(match[0]) || STRONG_SUBJECTS.test(subject.split(/\s+/).slice(-4).join(" ")) || surfaceSubject(subject);
+    const find: Directive = {
+      phrase: match[0],
+      strength: strong ? "strong" : "medium",
+      kind: "modal",
+      start,
+      end: start + match[0].length,
+    };
+    if (!best || (best.strength === "medium" && find.strength === "strong")) best = find;
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------- reading
+
+function readSentence(text: string, index: number): Omit<SentenceReading, "score"> {
+  const tokens = tokensOf(text);
+  const bits = triggeredBits(tokens, /\d/.test(text));
+  const directive = findDirective(text, tokens, (subject) => findSurfaces(subject).strong);
+  let governed: string | null = null;
+  let hedgedVerb = false;
+  if (directive) {
+    if (directive.kind === "imperative") governed = baseVerb(directive.phrase) ?? directive.phrase.toLowerCase();
+    else {
+      const g = governedVerb(text, directive.end);
+      governed = g.verb;
+      hedgedVerb = g.hedged;
+    }
+  }
+  const actionVerbs: string[] = [];
+  for (const token of tokens) if (ACTION_VERBS.has(token) && !actionVerbs.includes(token)) actionVerbs.push(token);
+  if (governed && ACTION_VERBS.has(governed) && !actionVerbs.includes(governed)) actionVerbs.unshift(governed);
+
+  const hedges = collect(HEDGES, text, bits);
+  if (hedgedVerb && !hedges.some((h) => /consider|try/i.test(h))) hedges.push("consider");
+  const followUps = collect(FOLLOW_UPS, text, bits);
+  if (directive && governed && RESEARCH_VERBS.has(governed)) {
+    if (!followUps.length) followUps.push(`${directive.phrase} ${governed}`);
+  }
+  if (directive && governed && DEFERRAL_VERBS.has(governed)) hedges.push(`${directive.phrase} ${governed}`);
+  const conditionals = collect(CONDITIONALS, text, bits);
+  const reported = collect(REPORTED, text, bits);
+  // Surfaces and purpose count only where a recommendation is, or a hedged one may be (the
+  // score of a sentence without a directive is never used): most sentences skip both.
+  const candidate = directive !== null || hedges.length + conditionals.length + reported.length > 0;
+  const { surfaces, strong } = candidate ? findSurfaces(text, tokens) : { surfaces: [], strong: false };
+
+  return {
+    index,
+    text,
+    tokens,
+    directive,
+    governedVerb: governed,
+    actionVerbs,
+    surfaces,
+    strongSurface: strong,
+    measurable: collect(MEASURABLE, text, bits),
+    purpose: directive ? collect(PURPOSE, text, bits) : [],
+    hedges,
+    negations: collect(NEGATIONS, text, bits),
+    question: /\?\s*["')\]]*$/.test(text),
+    placeholders: collect(PLACEHOLDERS, text, bits),
+    inconclusive: collect(INCONCLUSIVE, text, bits),
+    intel: collect(INTEL, text, bits),
+    followUps,
+    conditionals,
+    reported,
+  };
+}
+
+function scoreSentence(s: Omit<SentenceReading, "score">, neighbourMeasurable: boolean, docMeasurable: boolean): number {
+  if (s.negations.length > 0 || s.question || s.followUps.length > 0) return 0;
+  const directive = s.directive ? (s.directive.strength === "strong" ? 0.4 : 0.28) : 0;
+  let verb = 0;
+  if (s.directive && s.governedVerb && ACTION_VERBS.has(s.governedVerb)) verb = 0.15;
+  else if (s.directive && s.actionVerbs.length > 0) verb = 0.07;
+  const surface = s.surfaces.length === 0 ? 0 : s.strongSurface ? 0.25 : 0.12;
+  const outcome =
+    s.measurable.length > 0 ? 0.2 : s.purpose.length > 0 || neighbourMeasurable ? 0.12 : docMeasurable ? 0.06 : 0;
+  let score = directive + verb + surface + outcome;
+  if (!s.directive) score = Math.min(score, 0.45);
+  if (s.hedges.length > 0) score *= 0.55;
+  if (s.conditionals.length > 0) score *= 0.6;
+  if (s.reported.length > 0) score *= 0.6;
+  return Math.min(score, 0.98);
+}
+
+/** Longest stretch of reading between two pause points (a pause lets other jobs and lock renewals run). */
+export const READING_SLICE_MS = 20;
+
+/**
+ * Sentence-by-sentence reading of a research body, as steps: each `yield` is a point where the
+ * caller may pause (after at most about READING_SLICE_MS of work). The result does not depend
+ * on where the pauses fall. `readResearch` runs the steps without pausing.
+ */
+export function* readingSteps(text: string): Generator<void, ResearchReading> {
+  const normalised = normalise(text ?? "");
+  const fenced = stripFences(normalised);
+  const prose = boundTokens(fenced.prose);
+  yield;
+  const pieces = splitSentences(prose, true);
+  yield;
+  const raw: Omit<SentenceReading, "score">[] = [];
+  let sliceStart = performance.now();
+  for (const [index, sentence] of pieces.entries()) {
+    raw.push(readSentence(sentence, index));
+    if (index % 32 === 31 && performance.now() - sliceStart > READING_SLICE_MS) {
+      yield;
+      sliceStart = performance.now();
+    }
+  }
+  let wordCount = 0;
+  let functionWordCount = 0;
+  for (const s of raw) {
+    wordCount += s.tokens.length;
+    for (const token of s.tokens) if (FUNCTION_WORDS.has(token)) functionWordCount++;
+  }
+  const docMeasurable = raw.some((s) => s.measurable.length > 0);
+  // Scored in place (a copy per sentence was a fifth of the reading's time on a large body).
+  const outcomeNext = (n: Omit<SentenceReading, "score"> | undefined) => n !== undefined && n.measurable.length > 0 && !n.directive;
+  const sentences = raw as SentenceReading[];
+  for (let i = 0; i < sentences.length; i++) {
+    const s = sentences[i]!;
+    s.score = scoreSentence(s, outcomeNext(raw[i + 1]) || outcomeNext(raw[i + 2]), docMeasurable);
+  }
+  let best: SentenceReading | null = null;
+  for (const s of sentences) if (s.directive && s.score > 0 && (!best || s.score > best.score)) best = s;
+  return { normalised, prose, hadFence: fenced.hadFence, wordCount, functionWordCount, sentences, best };
+}
+
+/** The reading in one go (short texts, the CLI, tests). */
+export function readResearch(text: string): ResearchReading {
+  const steps = readingSteps(text);
+  for (let next = steps.next(); ; next = steps.next()) if (next.done) return next.value;
+}
+

@@ -1,0 +1,71 @@
+// Large Margot bodies are worked in slices (issue 13, isolation between queues): the slices
+// change nothing in the result, and no slice holds the event loop for long.
+import { readFileSync } from "node:fs";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { describe, expect, it } from "vitest";
+import { assess, assessInSteps } from "../../../src/margot/assess.js";
+import { MARGOT_BODY_MAX_BYTES } from "../../../src/margot/contract.js";
+import { DEFAULT_DESTRUCTIVE_VERBS } from "../../../src/margot/destructive.js";
+import { redactPii } from "../../../src/margot/pii.js";
+import { textSlices } from "../../../src/margot/text-slices.js";
+
+const labelled = JSON.parse(readFileSync(new URL("../../fixtures/margot/labelled.json", import.meta.url), "utf8")) as { samples: { body: string }[] };
+
+/** Realistic research prose up to `bytes`: the labelled samples, one after another. */
+function bodyOf(bytes: number): string {
+  const parts: string[] = [];
+  let size = 0;
+  for (let i = 0; ; i++) {
+    const next = `${labelled.samples[i % labelled.samples.length]!.body}\n\n`;
+    if (size + Buffer.byteLength(next) > bytes) return parts.join("") + " ".repeat(bytes - size);
+    parts.push(next);
+    size += Buffer.byteLength(next);
+  }
+}
+
+describe("textSlices", () => {
+  it("cuts at blank lines, loses nothing, and redaction slice by slice equals redaction of the whole", () => {
+    const text = bodyOf(300_000) + "\nContact jane@acme.example or call +61 412 345 678 from 10.0.0.8.";
+    const slices = textSlices(text, 16 * 1024);
+    expect(slices.length).toBeGreaterThan(10);
+    expect(slices.join("")).toBe(text);
+    for (const slice of slices.slice(0, -1)) expect(slice.endsWith("\n\n")).toBe(true);
+    const pii = { customer_names: ["Stripe"], internal_hosts: [] };
+    expect(slices.map((s) => redactPii(s, pii).text).join("")).toBe(redactPii(text, pii).text);
+  });
+
+  it("a stretch without blank lines is cut at line ends, never inside a PEM block", () => {
+    const pem = `-----BEGIN PRIVATE KEY-----\n${"QUJD".repeat(16).concat("\n").repeat(40)}-----END PRIVATE KEY-----\n`;
+    const text = `${"line of prose\n".repeat(200)}${pem}${"more prose\n".repeat(200)}`;
+    const slices = textSlices(text, 1024);
+    expect(slices.join("")).toBe(text);
+    expect(slices.filter((s) => s.includes("-----BEGIN")).every((s) => s.includes("-----END"))).toBe(true);
+  });
+});
+
+describe("assessInSteps", () => {
+  const options = { projects: [], destructiveVerbs: DEFAULT_DESTRUCTIVE_VERBS };
+
+  it("gives the same assessment as the one-go version", async () => {
+    for (const body of [labelled.samples[0]!.body, bodyOf(200_000)]) {
+      expect(await assessInSteps(body, options, () => new Promise((r) => setImmediate(r)))).toEqual(assess(body, options));
+    }
+  });
+
+  it("a body at the size limit holds the event loop for a small part of its total work", async () => {
+    const body = bodyOf(MARGOT_BODY_MAX_BYTES);
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MARGOT_BODY_MAX_BYTES);
+    const started = performance.now();
+    assess(body, options);
+    const wholeMs = performance.now() - started;
+
+    const delay = monitorEventLoopDelay({ resolution: 5 });
+    delay.enable();
+    await assessInSteps(body, options, () => new Promise((r) => setImmediate(r)));
+    delay.disable();
+    const maxStallMs = delay.max / 1e6;
+    console.log(`1 MiB: ${wholeMs.toFixed(0)} ms in one go; longest stall in steps ${maxStallMs.toFixed(0)} ms`);
+    // A ratio in the same run, not a fixed time: the machine may be loaded.
+    expect(maxStallMs).toBeLessThan(wholeMs / 3);
+  });
+});
