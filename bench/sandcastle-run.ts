@@ -117,18 +117,21 @@ export async function benchStartLatency(ctx: BenchContext): Promise<object> {
   };
 }
 
-/** Bare readline over the bench child: lines per second. */
-async function bareReadline(lines: number): Promise<number> {
+/** Bare readline over one command's stdout: lines per second, spawn to close. */
+async function readlineRate(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const t0 = performance.now();
   let count = 0;
   await new Promise<void>((res) => {
-    const c = spawn(process.execPath, [BENCH_CHILD], { env: { PATH: process.env.PATH, LINES: String(lines) }, stdio: ["ignore", "pipe", "ignore"] });
+    const c = spawn(command, args, { env, stdio: ["ignore", "pipe", "ignore"] });
     const rl = createInterface({ input: c.stdout! });
     rl.on("line", () => (count += 1));
     rl.once("close", () => res());
   });
   return count / ((performance.now() - t0) / 1000);
 }
+
+/** Bare readline over the bench child. */
+const bareReadline = (lines: number) => readlineRate(process.execPath, [BENCH_CHILD], { PATH: process.env.PATH, LINES: String(lines) });
 
 /**
  * The stdout pipeline (split, redact, parse, batch to Redis, tail) against bare readline over the same
@@ -216,18 +219,8 @@ async function childPeakRss<T>(body: () => Promise<T>): Promise<{ value: T; peak
   }
 }
 
-/** Bare readline over the many-lines agent itself: lines per second, spawn to close. */
-async function bareAgent(lines: number): Promise<number> {
-  const t0 = performance.now();
-  let count = 0;
-  await new Promise<void>((res) => {
-    const c = spawn(join(MANY_LINES, "agent.sh"), [], { env: { PATH: process.env.PATH, LINES: String(lines), STAMP: "1" }, stdio: ["ignore", "pipe", "ignore"] });
-    const rl = createInterface({ input: c.stdout! });
-    rl.on("line", () => (count += 1));
-    rl.once("close", () => res());
-  });
-  return count / ((performance.now() - t0) / 1000);
-}
+/** Bare readline over the many-lines agent itself. */
+const bareAgent = (lines: number) => readlineRate(join(MANY_LINES, "agent.sh"), [], { PATH: process.env.PATH, LINES: String(lines), STAMP: "1" });
 
 /**
  * The real path — agent → Sandcastle → the built-in child → worker → session log — on the real library
