@@ -382,6 +382,12 @@ function tokensOf(text: string): string[] {
 
 const EVENT_FALSE_POSITIVES = /^(?:e\.g|i\.e|vs\.)|\.(?:js|ts|com|io|app|dev|net|org)$/i;
 
+/** What `\s` matches, by char code. */
+function isSpace(code: number): boolean {
+  return code === 32 || (code >= 9 && code <= 13) || (code > 127 && SPACE.test(String.fromCharCode(code)));
+}
+const SPACE = /\s/;
+
 function findSurfaces(sentence: string, tokens: readonly string[] = tokensOf(sentence)): { surfaces: string[]; strong: boolean } {
   const surfaces: string[] = [];
   const add = (s: string) => {
@@ -403,10 +409,16 @@ function findSurfaces(sentence: string, tokens: readonly string[] = tokensOf(sen
   const nouns = tokens.some((t) => SURFACE_FIRST_WORDS.has(t) || t.startsWith("codepath"));
   if (nouns) for (const match of sentence.matchAll(SURFACE_NOUN_RUN)) {
     const at = match.index ?? 0;
-    const before = sentence.slice(Math.max(0, at - 120), at).split(/\s+/).filter((t) => t !== "");
     const modifiers: string[] = [];
-    for (let i = before.length - 1; i >= 0 && modifiers.length < 3; i--) {
-      const token = before[i] ?? "";
+    // Words before the noun, read backwards within 120 characters (no split of the whole stretch).
+    const floor = Math.max(0, at - 120);
+    for (let end = at; modifiers.length < 3; ) {
+      while (end > floor && isSpace(sentence.charCodeAt(end - 1))) end--;
+      if (end === floor) break;
+      let start = end;
+      while (start > floor && !isSpace(sentence.charCodeAt(start - 1))) start--;
+      const token = sentence.slice(start, end);
+      end = start;
       if (!/^[A-Za-z0-9][\w.'-]*$/.test(token)) break;
       const lower = token.toLowerCase();
       if (STOPWORD_MODIFIERS.has(lower) || /^\d+$/.test(token)) break;
@@ -440,8 +452,10 @@ const SELF_STRONG_MODAL = /recommend|critical|important|essential|necessary|urge
 
 function tokensAfter(text: string, from: number): { word: string; start: number }[] {
   const tokens: { word: string; start: number }[] = [];
-  for (const match of text.slice(from).matchAll(/[A-Za-z][\w'-]*/g)) {
-    tokens.push({ word: match[0], start: from + (match.index ?? 0) });
+  const word = /[A-Za-z][\w'-]*/g;
+  word.lastIndex = from;
+  for (let match = word.exec(text); match !== null; match = word.exec(text)) {
+    tokens.push({ word: match[0], start: match.index });
     if (tokens.length >= 8) break;
   }
   return tokens;
@@ -477,6 +491,8 @@ function looksLikeObject(word: string | undefined): boolean {
   );
 }
 
+const NEXT_WORD = /^\s+([^\s]+)/;
+
 function findDirective(sentence: string, tokens: readonly string[], surfaceSubject: (subject: string) => boolean): Directive | null {
   // "Recommendation: switch …" / "Action: add …"
   const label = LABEL_DIRECTIVE.exec(sentence);
@@ -500,10 +516,10 @@ function findDirective(sentence: string, tokens: readonly string[], surfaceSubje
   const verb = lead?.[2];
   if (lead && verb !== undefined) {
     const first = verb.toLowerCase();
-    const after = sentence.slice(lead[0].length);
-    const next = after.match(/^\s+([^\s]+)/)?.[1];
-    const isLabel = after.startsWith(":");
-    if (ACTION_VERBS.has(first) && !isLabel && (!NOUN_LIKE_VERBS.has(first) || looksLikeObject(next))) {
+    const isLabel = sentence.startsWith(":", lead[0].length);
+    // The word after is read only for a noun-like verb ("Track"), the rare case.
+    const objectNext = () => NEXT_WORD.exec(sentence.slice(lead[0].length))?.[1];
+    if (ACTION_VERBS.has(first) && !isLabel && (!NOUN_LIKE_VERBS.has(first) || looksLikeObject(objectNext()))) {
       return { phrase: verb, strength: "strong", kind: "imperative", start: lead[0].length - verb.length, end: lead[0].length };
     }
   }
@@ -618,8 +634,8 @@ export function* readingSteps(text: string): Generator<void, ResearchReading> {
   yield;
   const raw: Omit<SentenceReading, "score">[] = [];
   let sliceStart = performance.now();
-  for (const [index, sentence] of pieces.entries()) {
-    raw.push(readSentence(sentence, index));
+  for (let index = 0; index < pieces.length; index++) {
+    raw.push(readSentence(pieces[index]!, index));
     if (index % 32 === 31 && performance.now() - sliceStart > READING_SLICE_MS) {
       yield;
       sliceStart = performance.now();
