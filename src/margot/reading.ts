@@ -382,6 +382,17 @@ function tokensOf(text: string): string[] {
 
 const EVENT_FALSE_POSITIVES = /^(?:e\.g|i\.e|vs\.)|\.(?:js|ts|com|io|app|dev|net|org)$/i;
 
+/** The matches of a global pattern, like `matchAll` without its copy of the pattern per call (a hot cost here). */
+function matchesOf(pattern: RegExp, text: string): RegExpExecArray[] {
+  const found: RegExpExecArray[] = [];
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+    if (match[0] === "") pattern.lastIndex++;
+    found.push(match);
+  }
+  return found;
+}
+
 /** What `\s` matches, by char code. */
 function isSpace(code: number): boolean {
   return code === 32 || (code >= 9 && code <= 13) || (code > 127 && SPACE.test(String.fromCharCode(code)));
@@ -396,7 +407,7 @@ function findSurfaces(sentence: string, tokens: readonly string[] = tokensOf(sen
   };
   for (const { kind, pattern, needs } of SURFACE_PATTERNS) {
     if (!needs(sentence)) continue;
-    for (const match of sentence.matchAll(pattern)) {
+    for (const match of matchesOf(pattern, sentence)) {
       const text = match[0];
       if ((kind === "file" || kind === "path") && FRAMEWORK_DOT_JS.test(text.split("/").at(-1) ?? "")) continue;
       if (kind === "event" && (EVENT_FALSE_POSITIVES.test(text) || FRAMEWORK_DOT_JS.test(text))) continue;
@@ -407,7 +418,7 @@ function findSurfaces(sentence: string, tokens: readonly string[] = tokensOf(sen
   // Named surfaces: a surface noun with up to three meaningful modifiers before it
   // ("the Stripe webhook handler", "RestoreAssist's iOS billing code path").
   const nouns = tokens.some((t) => SURFACE_FIRST_WORDS.has(t) || t.startsWith("codepath"));
-  if (nouns) for (const match of sentence.matchAll(SURFACE_NOUN_RUN)) {
+  if (nouns) for (const match of matchesOf(SURFACE_NOUN_RUN, sentence)) {
     const at = match.index ?? 0;
     const modifiers: string[] = [];
     // Words before the noun, read backwards within 120 characters (no split of the whole stretch).
@@ -428,7 +439,7 @@ function findSurfaces(sentence: string, tokens: readonly string[] = tokensOf(sen
     if (modifiers.length > 0) add(`${modifiers.join(" ")} ${match[0]}`);
   }
   const strong = surfaces.length > 0;
-  if (!strong && nouns) for (const match of sentence.matchAll(BARE_SURFACE)) add(match[0]);
+  if (!strong && nouns) for (const match of matchesOf(BARE_SURFACE, sentence)) add(match[0]);
   return { surfaces, strong };
 }
 
@@ -526,7 +537,7 @@ function findDirective(sentence: string, tokens: readonly string[], surfaceSubje
 
   let best: Directive | null = null;
   if (!tokens.some((t) => MODAL_TRIGGERS.has(t))) return null;
-  for (const match of sentence.matchAll(MODAL)) {
+  for (const match of matchesOf(MODAL, sentence)) {
     const start = match.index ?? 0;
     const before = sentence.slice(0, start);
     const subject = before.split(/[,:]/).at(-1) ?? before;
