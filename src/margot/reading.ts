@@ -87,14 +87,52 @@ function cueGroup(patterns: readonly RegExp[], triggers: readonly string[]): Cue
   };
 }
 
-/** Which cue groups a sentence's tokens can trigger (a bit per group). */
-function triggeredBits(tokens: readonly string[], hasDigit: boolean): number {
-  let bits = hasDigit ? DIGIT_TRIGGERS.bits : 0;
+/** Flags beside the cue bits in WORD_FLAGS (the cue groups use the low bits). */
+const ACTION_WORD = 1 << 24;
+const FUNCTION_WORD = 1 << 25;
+const MODAL_WORD = 1 << 26;
+const SURFACE_WORD = 1 << 27;
+const CUE_BITS = ACTION_WORD - 1;
+
+let wordFlags: Map<string, number> | null = null;
+
+/** Every word the reading looks up, with all it is (cue triggers, action verb, …): one lookup per token. Built on first use, after the lexicon. */
+function flagsOf(): Map<string, number> {
+  if (wordFlags) return wordFlags;
+  const flags = new Map(TRIGGERS);
+  const mark = (words: Iterable<string>, flag: number) => {
+    for (const word of words) flags.set(word, (flags.get(word) ?? 0) | flag);
+  };
+  mark(ACTION_VERBS, ACTION_WORD);
+  mark(FUNCTION_WORDS, FUNCTION_WORD);
+  mark(MODAL_TRIGGERS, MODAL_WORD);
+  mark(SURFACE_FIRST_WORDS, SURFACE_WORD);
+  wordFlags = flags;
+  return flags;
+}
+
+/** What one pass over a sentence's tokens finds. */
+interface TokenScan {
+  bits: number;
+  actionVerbs: string[];
+  functionWords: number;
+  modal: boolean;
+  surfaceNoun: boolean;
+}
+
+function scanTokens(tokens: readonly string[], hasDigit: boolean): TokenScan {
+  const flags = flagsOf();
+  const scan: TokenScan = { bits: hasDigit ? DIGIT_TRIGGERS.bits : 0, actionVerbs: [], functionWords: 0, modal: false, surfaceNoun: false };
   for (const token of tokens) {
-    bits |= TRIGGERS.get(token) ?? 0;
-    if (token.endsWith("n't")) bits |= TRIGGERS.get("#n't") ?? 0;
+    const f = flags.get(token) ?? 0;
+    scan.bits |= f & CUE_BITS;
+    if (token.endsWith("n't")) scan.bits |= TRIGGERS.get("#n't") ?? 0;
+    if (f & ACTION_WORD && !scan.actionVerbs.includes(token)) scan.actionVerbs.push(token);
+    if (f & FUNCTION_WORD) scan.functionWords++;
+    if (f & MODAL_WORD) scan.modal = true;
+    if (f & SURFACE_WORD || token.startsWith("codepath")) scan.surfaceNoun = true;
   }
-  return bits;
+  return scan;
 }
 
 function collect(group: CueGroup, text: string, bits: number): string[] {
@@ -268,6 +306,7 @@ function stripFences(text: string): { prose: string; hadFence: boolean } {
 export const MAX_TOKEN_LENGTH = 200;
 export const MAX_SENTENCE_LENGTH = 1000;
 // The lookbehind starts a try only where a token starts (linear, not a try at every character).
+const DIGIT = /\d/;
 const LONG_TOKEN = new RegExp(String.raw`(?<!\S)\S{${MAX_TOKEN_LENGTH + 1},}`, "g");
 
 function boundTokens(text: string): string {
@@ -376,6 +415,10 @@ function spellings(pattern: string): string[] {
   return spellings(`${head}${tail}`).concat(spellings(`${head}${group ?? char ?? ""}${tail}`));
 }
 
+function hasSurfaceNoun(tokens: readonly string[]): boolean {
+  return tokens.some((t) => SURFACE_FIRST_WORDS.has(t) || t.startsWith("codepath"));
+}
+
 function tokensOf(text: string): string[] {
   return text.toLowerCase().match(LOWER_TOKEN) ?? [];
 }
@@ -399,7 +442,7 @@ function isSpace(code: number): boolean {
 }
 const SPACE = /\s/;
 
-function findSurfaces(sentence: string, tokens: readonly string[] = tokensOf(sentence)): { surfaces: string[]; strong: boolean } {
+function findSurfaces(sentence: string, nouns: boolean = hasSurfaceNoun(tokensOf(sentence))): { surfaces: string[]; strong: boolean } {
   const surfaces: string[] = [];
   const add = (s: string) => {
     const phrase = s.trim().replace(/\s+/g, " ");
@@ -417,7 +460,6 @@ function findSurfaces(sentence: string, tokens: readonly string[] = tokensOf(sen
   }
   // Named surfaces: a surface noun with up to three meaningful modifiers before it
   // ("the Stripe webhook handler", "RestoreAssist's iOS billing code path").
-  const nouns = tokens.some((t) => SURFACE_FIRST_WORDS.has(t) || t.startsWith("codepath"));
   if (nouns) for (const match of matchesOf(SURFACE_NOUN_RUN, sentence)) {
     const at = match.index ?? 0;
     const modifiers: string[] = [];
@@ -504,7 +546,7 @@ function looksLikeObject(word: string | undefined): boolean {
 
 const NEXT_WORD = /^\s+([^\s]+)/;
 
-function findDirective(sentence: string, tokens: readonly string[], surfaceSubject: (subject: string) => boolean): Directive | null {
+function findDirective(sentence: string, modalWord: boolean, surfaceSubject: (subject: string) => boolean): Directive | null {
   // "Recommendation: switch …" / "Action: add …"
   const label = LABEL_DIRECTIVE.exec(sentence);
   // A bare "Recommended actions:" introduces the items below it; it is no instruction itself.
@@ -518,7 +560,7 @@ function findDirective(sentence: string, tokens: readonly string[], surfaceSubje
   // "TL;DR: bump …": read past a neutral label, then look for an imperative.
   const other = ANY_LABEL.exec(sentence);
   if (other) {
-    const inner = findDirective(sentence.slice(other[0].length), tokens, surfaceSubject);
+    const inner = findDirective(sentence.slice(other[0].length), modalWord, surfaceSubject);
     if (inner?.kind === "imperative") return { ...inner, start: inner.start + other[0].length, end: inner.end + other[0].length };
   }
 
@@ -536,7 +578,7 @@ function findDirective(sentence: string, tokens: readonly string[], surfaceSubje
   }
 
   let best: Directive | null = null;
-  if (!tokens.some((t) => MODAL_TRIGGERS.has(t))) return null;
+  if (!modalWord) return null;
   for (const match of matchesOf(MODAL, sentence)) {
     const start = match.index ?? 0;
     const before = sentence.slice(0, start);
@@ -556,10 +598,12 @@ function findDirective(sentence: string, tokens: readonly string[], surfaceSubje
 
 // ---------------------------------------------------------------- reading
 
-function readSentence(text: string, index: number): Omit<SentenceReading, "score"> {
+function readSentence(text: string, index: number, counts: { functionWords: number }): Omit<SentenceReading, "score"> {
   const tokens = tokensOf(text);
-  const bits = triggeredBits(tokens, /\d/.test(text));
-  const directive = findDirective(text, tokens, (subject) => findSurfaces(subject).strong);
+  const scan = scanTokens(tokens, DIGIT.test(text));
+  const bits = scan.bits;
+  counts.functionWords += scan.functionWords;
+  const directive = findDirective(text, scan.modal, (subject) => findSurfaces(subject).strong);
   let governed: string | null = null;
   let hedgedVerb = false;
   if (directive) {
@@ -570,8 +614,7 @@ function readSentence(text: string, index: number): Omit<SentenceReading, "score
       hedgedVerb = g.hedged;
     }
   }
-  const actionVerbs: string[] = [];
-  for (const token of tokens) if (ACTION_VERBS.has(token) && !actionVerbs.includes(token)) actionVerbs.push(token);
+  const actionVerbs = scan.actionVerbs;
   if (governed && ACTION_VERBS.has(governed) && !actionVerbs.includes(governed)) actionVerbs.unshift(governed);
 
   const hedges = collect(HEDGES, text, bits);
@@ -586,7 +629,7 @@ function readSentence(text: string, index: number): Omit<SentenceReading, "score
   // Surfaces and purpose count only where a recommendation is, or a hedged one may be (the
   // score of a sentence without a directive is never used): most sentences skip both.
   const candidate = directive !== null || hedges.length + conditionals.length + reported.length > 0;
-  const { surfaces, strong } = candidate ? findSurfaces(text, tokens) : { surfaces: [], strong: false };
+  const { surfaces, strong } = candidate ? findSurfaces(text, scan.surfaceNoun) : { surfaces: [], strong: false };
 
   return {
     index,
@@ -644,20 +687,18 @@ export function* readingSteps(text: string): Generator<void, ResearchReading> {
   const pieces = splitSentences(prose, true);
   yield;
   const raw: Omit<SentenceReading, "score">[] = [];
+  const counts = { functionWords: 0 };
   let sliceStart = performance.now();
   for (let index = 0; index < pieces.length; index++) {
-    raw.push(readSentence(pieces[index]!, index));
+    raw.push(readSentence(pieces[index]!, index, counts));
     if (index % 32 === 31 && performance.now() - sliceStart > READING_SLICE_MS) {
       yield;
       sliceStart = performance.now();
     }
   }
   let wordCount = 0;
-  let functionWordCount = 0;
-  for (const s of raw) {
-    wordCount += s.tokens.length;
-    for (const token of s.tokens) if (FUNCTION_WORDS.has(token)) functionWordCount++;
-  }
+  for (const s of raw) wordCount += s.tokens.length;
+  const functionWordCount = counts.functionWords;
   const docMeasurable = raw.some((s) => s.measurable.length > 0);
   // Scored in place (a copy per sentence was a fifth of the reading's time on a large body).
   const outcomeNext = (n: Omit<SentenceReading, "score"> | undefined) => n !== undefined && n.measurable.length > 0 && !n.directive;
