@@ -87,7 +87,7 @@ function cueGroup(patterns: readonly RegExp[], triggers: readonly string[]): Cue
   };
 }
 
-/** Flags beside the cue bits in WORD_FLAGS (the cue groups use the low bits). */
+/** Flags beside the cue bits in flagsOf() (the cue groups use the low bits). */
 const ACTION_WORD = 1 << 24;
 const FUNCTION_WORD = 1 << 25;
 const MODAL_WORD = 1 << 26;
