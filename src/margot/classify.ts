@@ -89,6 +89,25 @@ export interface ClassifyResult {
   signals: ClassifySignals;
 }
 
+/** Whether `text` with whitespace runs collapsed and trimmed is at least `n` long (stops at n, no copy). */
+function collapsedAtLeast(text: string, n: number): boolean {
+  const run = /\s+/y;
+  let length = 0;
+  let gap = false;
+  for (let i = 0; i < text.length && length < n; ) {
+    run.lastIndex = i;
+    if (run.test(text)) {
+      gap = length > 0;
+      i = run.lastIndex;
+      continue;
+    }
+    length += gap ? 2 : 1;
+    gap = false;
+    i++;
+  }
+  return length >= n;
+}
+
 // ---------------------------------------------------------------- contradiction
 
 const CONTENT_STOP = new Set([
@@ -164,7 +183,7 @@ export function classify(input: string | ResearchReading): ClassifyResult {
   if (placeholderCount > 0 && (wordCount < 40 || placeholderCount * 3 >= reading.sentences.length)) {
     return unknown("placeholder", 0.8, { ...emptySignals(), placeholders: uniq(reading.sentences.flatMap((s) => s.placeholders)) });
   }
-  if (wordCount < 4 || prose.replace(/\s+/g, " ").trim().length < 20) {
+  if (wordCount < 4 || !collapsedAtLeast(prose, 20)) {
     return unknown(hadFence ? "no_prose" : "too_short", 0.9);
   }
   if (functionWords === 0 || functionWords / wordCount < 0.06) return unknown("incoherent", 0.85);

@@ -87,14 +87,52 @@ function cueGroup(patterns: readonly RegExp[], triggers: readonly string[]): Cue
   };
 }
 
-/** Which cue groups a sentence's tokens can trigger (a bit per group). */
-function triggeredBits(tokens: readonly string[], hasDigit: boolean): number {
-  let bits = hasDigit ? DIGIT_TRIGGERS.bits : 0;
+/** Flags beside the cue bits in flagsOf() (the cue groups use the low bits). */
+const ACTION_WORD = 1 << 24;
+const FUNCTION_WORD = 1 << 25;
+const MODAL_WORD = 1 << 26;
+const SURFACE_WORD = 1 << 27;
+const CUE_BITS = ACTION_WORD - 1;
+
+let wordFlags: Map<string, number> | null = null;
+
+/** Every word the reading looks up, with all it is (cue triggers, action verb, …): one lookup per token. Built on first use, after the lexicon. */
+function flagsOf(): Map<string, number> {
+  if (wordFlags) return wordFlags;
+  const flags = new Map(TRIGGERS);
+  const mark = (words: Iterable<string>, flag: number) => {
+    for (const word of words) flags.set(word, (flags.get(word) ?? 0) | flag);
+  };
+  mark(ACTION_VERBS, ACTION_WORD);
+  mark(FUNCTION_WORDS, FUNCTION_WORD);
+  mark(MODAL_TRIGGERS, MODAL_WORD);
+  mark(SURFACE_FIRST_WORDS, SURFACE_WORD);
+  wordFlags = flags;
+  return flags;
+}
+
+/** What one pass over a sentence's tokens finds. */
+interface TokenScan {
+  bits: number;
+  actionVerbs: string[];
+  functionWords: number;
+  modal: boolean;
+  surfaceNoun: boolean;
+}
+
+function scanTokens(tokens: readonly string[], hasDigit: boolean): TokenScan {
+  const flags = flagsOf();
+  const scan: TokenScan = { bits: hasDigit ? DIGIT_TRIGGERS.bits : 0, actionVerbs: [], functionWords: 0, modal: false, surfaceNoun: false };
   for (const token of tokens) {
-    bits |= TRIGGERS.get(token) ?? 0;
-    if (token.endsWith("n't")) bits |= TRIGGERS.get("#n't") ?? 0;
+    const f = flags.get(token) ?? 0;
+    scan.bits |= f & CUE_BITS;
+    if (token.endsWith("n't")) scan.bits |= TRIGGERS.get("#n't") ?? 0;
+    if (f & ACTION_WORD && !scan.actionVerbs.includes(token)) scan.actionVerbs.push(token);
+    if (f & FUNCTION_WORD) scan.functionWords++;
+    if (f & MODAL_WORD) scan.modal = true;
+    if (f & SURFACE_WORD || token.startsWith("codepath")) scan.surfaceNoun = true;
   }
-  return bits;
+  return scan;
 }
 
 function collect(group: CueGroup, text: string, bits: number): string[] {
@@ -248,11 +286,13 @@ const DOT_MASK = "\u2024";
 function normalise(text: string): string {
   // One pass finds whether there is anything to replace at all (usually there is not).
   if (!/[\r\u2018\u2019\u201C\u201D\u00A0]/.test(text)) return text;
-  return text
-    .replace(/\r\n?/g, "\n")
-    .replace(/[\u2018\u2019]/g, "'")
-    .replace(/[\u201C\u201D]/g, '"')
-    .replace(/\u00A0/g, " ");
+  // Each replace only where its characters occur (a pass over a large body costs).
+  let out = text;
+  if (out.includes("\r")) out = out.replace(/\r\n?/g, "\n");
+  if (/[\u2018\u2019]/.test(out)) out = out.replace(/[\u2018\u2019]/g, "'");
+  if (/[\u201C\u201D]/.test(out)) out = out.replace(/[\u201C\u201D]/g, '"');
+  if (out.includes("\u00A0")) out = out.replaceAll("\u00A0", " ");
+  return out;
 }
 
 function stripFences(text: string): { prose: string; hadFence: boolean } {
@@ -268,10 +308,17 @@ function stripFences(text: string): { prose: string; hadFence: boolean } {
 export const MAX_TOKEN_LENGTH = 200;
 export const MAX_SENTENCE_LENGTH = 1000;
 // The lookbehind starts a try only where a token starts (linear, not a try at every character).
+const DIGIT = /\d/;
 const LONG_TOKEN = new RegExp(String.raw`(?<!\S)\S{${MAX_TOKEN_LENGTH + 1},}`, "g");
 
 function boundTokens(text: string): string {
-  return text.replace(LONG_TOKEN, (token) => token.slice(0, MAX_TOKEN_LENGTH));
+  // One pass over char codes finds whether any token is too long (almost never); only then the replace.
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (isSpace(text.charCodeAt(i))) run = 0;
+    else if (++run > MAX_TOKEN_LENGTH) return text.replace(LONG_TOKEN, (token) => token.slice(0, MAX_TOKEN_LENGTH));
+  }
+  return text;
 }
 
 function boundSentence(sentence: string): string {
@@ -346,17 +393,20 @@ export function baseVerb(word: string, known: ReadonlySet<string> = ACTION_VERBS
 
 // ---------------------------------------------------------------- surfaces and outcomes
 
+/** A dot followed by a word start: what file, dotfile and event surfaces all contain (a sentence's final dot is not one). */
+const INNER_DOT = /\.[A-Za-z_]/;
+
 /** `needs`: a cheap test without which the pattern cannot match (most sentences skip most patterns). */
 const SURFACE_PATTERNS: { kind: string; pattern: RegExp; needs: (s: string) => boolean }[] = [
   { kind: "path", pattern: /(?<![\w@])(?:[\w.@[\]-]+\/)+[\w.[\]-]+\.(?:tsx?|jsx?|mjs|cjs|py|swift|kt|java|rb|go|rs|sql|json|ya?ml|toml|css|scss|html|md|prisma|sh)\b/g, needs: (s) => s.includes("/") },
-  { kind: "file", pattern: /(?<![\w/.-])[\w-]+\.(?:tsx?|jsx?|mjs|cjs|py|swift|kt|java|rb|go|rs|sql|json|ya?ml|toml|prisma|sh)\b/g, needs: (s) => s.includes(".") },
-  { kind: "dotfile", pattern: /(?<![\w/])\.(?:env[\w.*-]*|gitignore|github|npmrc|vercel)\b/g, needs: (s) => s.includes(".") },
+  { kind: "file", pattern: /(?<![\w/.-])[\w-]+\.(?:tsx?|jsx?|mjs|cjs|py|swift|kt|java|rb|go|rs|sql|json|ya?ml|toml|prisma|sh)\b/g, needs: (s) => INNER_DOT.test(s) },
+  { kind: "dotfile", pattern: /(?<![\w/])\.(?:env[\w.*-]*|gitignore|github|npmrc|vercel)\b/g, needs: (s) => INNER_DOT.test(s) },
   { kind: "endpoint", pattern: /(?<![\w.:/@-])\/[a-z][\w-]*(?:\/[\w{}[\]:.-]+)*/g, needs: (s) => s.includes("/") },
   { kind: "code", pattern: /`[^`\n]{2,80}`/g, needs: (s) => s.includes("`") },
   { kind: "call", pattern: /\b[A-Za-z_][\w.]*\(\)/g, needs: (s) => s.includes("()") },
   { kind: "identifier", pattern: /\b[a-z]+(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+){1,}\b(?=\.\w+\b|\(|\s+(?:in|class|struct|component|module|service|view|screen))|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){2,}\b/g, needs: (s) => /[a-z][A-Z]|_/.test(s) },
   { kind: "package", pattern: /(?<![\w/])@?[a-z][\w.-]*(?:\/[\w.-]+)?@\d[\w.-]*|(?<![\w/])@[a-z][\w.-]*\/[\w.-]+/g, needs: (s) => s.includes("@") },
-  { kind: "event", pattern: /\b[a-z]+\.[a-z_]+(?:\.[a-z_]+)*\b(?=[\s,.;)]|$)/g, needs: (s) => s.includes(".") },
+  { kind: "event", pattern: /\b[a-z]+\.[a-z_]+(?:\.[a-z_]+)*\b(?=[\s,.;)]|$)/g, needs: (s) => INNER_DOT.test(s) },
 ];
 
 /** A run of surface nouns ("webhook handler", "code path"). */
@@ -373,13 +423,34 @@ function spellings(pattern: string): string[] {
   return spellings(`${head}${tail}`).concat(spellings(`${head}${group ?? char ?? ""}${tail}`));
 }
 
+function hasSurfaceNoun(tokens: readonly string[]): boolean {
+  return tokens.some((t) => SURFACE_FIRST_WORDS.has(t) || t.startsWith("codepath"));
+}
+
 function tokensOf(text: string): string[] {
   return text.toLowerCase().match(LOWER_TOKEN) ?? [];
 }
 
 const EVENT_FALSE_POSITIVES = /^(?:e\.g|i\.e|vs\.)|\.(?:js|ts|com|io|app|dev|net|org)$/i;
 
-function findSurfaces(sentence: string, tokens: readonly string[] = tokensOf(sentence)): { surfaces: string[]; strong: boolean } {
+/** The matches of a global pattern, like `matchAll` without its copy of the pattern per call (a hot cost here). */
+function matchesOf(pattern: RegExp, text: string): RegExpExecArray[] {
+  const found: RegExpExecArray[] = [];
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+    if (match[0] === "") pattern.lastIndex++;
+    found.push(match);
+  }
+  return found;
+}
+
+/** What `\s` matches, by char code. */
+function isSpace(code: number): boolean {
+  return code === 32 || (code >= 9 && code <= 13) || (code > 127 && SPACE.test(String.fromCharCode(code)));
+}
+const SPACE = /\s/;
+
+function findSurfaces(sentence: string, nouns: boolean = hasSurfaceNoun(tokensOf(sentence))): { surfaces: string[]; strong: boolean } {
   const surfaces: string[] = [];
   const add = (s: string) => {
     const phrase = s.trim().replace(/\s+/g, " ");
@@ -387,7 +458,7 @@ function findSurfaces(sentence: string, tokens: readonly string[] = tokensOf(sen
   };
   for (const { kind, pattern, needs } of SURFACE_PATTERNS) {
     if (!needs(sentence)) continue;
-    for (const match of sentence.matchAll(pattern)) {
+    for (const match of matchesOf(pattern, sentence)) {
       const text = match[0];
       if ((kind === "file" || kind === "path") && FRAMEWORK_DOT_JS.test(text.split("/").at(-1) ?? "")) continue;
       if (kind === "event" && (EVENT_FALSE_POSITIVES.test(text) || FRAMEWORK_DOT_JS.test(text))) continue;
@@ -397,13 +468,18 @@ function findSurfaces(sentence: string, tokens: readonly string[] = tokensOf(sen
   }
   // Named surfaces: a surface noun with up to three meaningful modifiers before it
   // ("the Stripe webhook handler", "RestoreAssist's iOS billing code path").
-  const nouns = tokens.some((t) => SURFACE_FIRST_WORDS.has(t) || t.startsWith("codepath"));
-  if (nouns) for (const match of sentence.matchAll(SURFACE_NOUN_RUN)) {
+  if (nouns) for (const match of matchesOf(SURFACE_NOUN_RUN, sentence)) {
     const at = match.index ?? 0;
-    const before = sentence.slice(Math.max(0, at - 120), at).split(/\s+/).filter((t) => t !== "");
     const modifiers: string[] = [];
-    for (let i = before.length - 1; i >= 0 && modifiers.length < 3; i--) {
-      const token = before[i] ?? "";
+    // Words before the noun, read backwards within 120 characters (no split of the whole stretch).
+    const floor = Math.max(0, at - 120);
+    for (let end = at; modifiers.length < 3; ) {
+      while (end > floor && isSpace(sentence.charCodeAt(end - 1))) end--;
+      if (end === floor) break;
+      let start = end;
+      while (start > floor && !isSpace(sentence.charCodeAt(start - 1))) start--;
+      const token = sentence.slice(start, end);
+      end = start;
       if (!/^[A-Za-z0-9][\w.'-]*$/.test(token)) break;
       const lower = token.toLowerCase();
       if (STOPWORD_MODIFIERS.has(lower) || /^\d+$/.test(token)) break;
@@ -413,7 +489,7 @@ function findSurfaces(sentence: string, tokens: readonly string[] = tokensOf(sen
     if (modifiers.length > 0) add(`${modifiers.join(" ")} ${match[0]}`);
   }
   const strong = surfaces.length > 0;
-  if (!strong && nouns) for (const match of sentence.matchAll(BARE_SURFACE)) add(match[0]);
+  if (!strong && nouns) for (const match of matchesOf(BARE_SURFACE, sentence)) add(match[0]);
   return { surfaces, strong };
 }
 
@@ -437,8 +513,10 @@ const SELF_STRONG_MODAL = /recommend|critical|important|essential|necessary|urge
 
 function tokensAfter(text: string, from: number): { word: string; start: number }[] {
   const tokens: { word: string; start: number }[] = [];
-  for (const match of text.slice(from).matchAll(/[A-Za-z][\w'-]*/g)) {
-    tokens.push({ word: match[0], start: from + (match.index ?? 0) });
+  const word = /[A-Za-z][\w'-]*/g;
+  word.lastIndex = from;
+  for (let match = word.exec(text); match !== null; match = word.exec(text)) {
+    tokens.push({ word: match[0], start: match.index });
     if (tokens.length >= 8) break;
   }
   return tokens;
@@ -474,7 +552,9 @@ function looksLikeObject(word: string | undefined): boolean {
   );
 }
 
-function findDirective(sentence: string, tokens: readonly string[], surfaceSubject: (subject: string) => boolean): Directive | null {
+const NEXT_WORD = /^\s+([^\s]+)/;
+
+function findDirective(sentence: string, modalWord: boolean, surfaceSubject: (subject: string) => boolean): Directive | null {
   // "Recommendation: switch …" / "Action: add …"
   const label = LABEL_DIRECTIVE.exec(sentence);
   // A bare "Recommended actions:" introduces the items below it; it is no instruction itself.
@@ -488,7 +568,7 @@ function findDirective(sentence: string, tokens: readonly string[], surfaceSubje
   // "TL;DR: bump …": read past a neutral label, then look for an imperative.
   const other = ANY_LABEL.exec(sentence);
   if (other) {
-    const inner = findDirective(sentence.slice(other[0].length), tokens, surfaceSubject);
+    const inner = findDirective(sentence.slice(other[0].length), modalWord, surfaceSubject);
     if (inner?.kind === "imperative") return { ...inner, start: inner.start + other[0].length, end: inner.end + other[0].length };
   }
 
@@ -497,17 +577,17 @@ function findDirective(sentence: string, tokens: readonly string[], surfaceSubje
   const verb = lead?.[2];
   if (lead && verb !== undefined) {
     const first = verb.toLowerCase();
-    const after = sentence.slice(lead[0].length);
-    const next = after.match(/^\s+([^\s]+)/)?.[1];
-    const isLabel = after.startsWith(":");
-    if (ACTION_VERBS.has(first) && !isLabel && (!NOUN_LIKE_VERBS.has(first) || looksLikeObject(next))) {
+    const isLabel = sentence.startsWith(":", lead[0].length);
+    // The word after is read only for a noun-like verb ("Track"), the rare case.
+    const objectNext = () => NEXT_WORD.exec(sentence.slice(lead[0].length))?.[1];
+    if (ACTION_VERBS.has(first) && !isLabel && (!NOUN_LIKE_VERBS.has(first) || looksLikeObject(objectNext()))) {
       return { phrase: verb, strength: "strong", kind: "imperative", start: lead[0].length - verb.length, end: lead[0].length };
     }
   }
 
   let best: Directive | null = null;
-  if (!tokens.some((t) => MODAL_TRIGGERS.has(t))) return null;
-  for (const match of sentence.matchAll(MODAL)) {
+  if (!modalWord) return null;
+  for (const match of matchesOf(MODAL, sentence)) {
     const start = match.index ?? 0;
     const before = sentence.slice(0, start);
     const subject = before.split(/[,:]/).at(-1) ?? before;
@@ -526,10 +606,12 @@ function findDirective(sentence: string, tokens: readonly string[], surfaceSubje
 
 // ---------------------------------------------------------------- reading
 
-function readSentence(text: string, index: number): Omit<SentenceReading, "score"> {
+function readSentence(text: string, index: number, counts: { functionWords: number }): Omit<SentenceReading, "score"> {
   const tokens = tokensOf(text);
-  const bits = triggeredBits(tokens, /\d/.test(text));
-  const directive = findDirective(text, tokens, (subject) => findSurfaces(subject).strong);
+  const scan = scanTokens(tokens, DIGIT.test(text));
+  const bits = scan.bits;
+  counts.functionWords += scan.functionWords;
+  const directive = findDirective(text, scan.modal, (subject) => findSurfaces(subject).strong);
   let governed: string | null = null;
   let hedgedVerb = false;
   if (directive) {
@@ -540,8 +622,7 @@ function readSentence(text: string, index: number): Omit<SentenceReading, "score
       hedgedVerb = g.hedged;
     }
   }
-  const actionVerbs: string[] = [];
-  for (const token of tokens) if (ACTION_VERBS.has(token) && !actionVerbs.includes(token)) actionVerbs.push(token);
+  const actionVerbs = scan.actionVerbs;
   if (governed && ACTION_VERBS.has(governed) && !actionVerbs.includes(governed)) actionVerbs.unshift(governed);
 
   const hedges = collect(HEDGES, text, bits);
@@ -556,7 +637,7 @@ function readSentence(text: string, index: number): Omit<SentenceReading, "score
   // Surfaces and purpose count only where a recommendation is, or a hedged one may be (the
   // score of a sentence without a directive is never used): most sentences skip both.
   const candidate = directive !== null || hedges.length + conditionals.length + reported.length > 0;
-  const { surfaces, strong } = candidate ? findSurfaces(text, tokens) : { surfaces: [], strong: false };
+  const { surfaces, strong } = candidate ? findSurfaces(text, scan.surfaceNoun) : { surfaces: [], strong: false };
 
   return {
     index,
@@ -614,20 +695,18 @@ export function* readingSteps(text: string): Generator<void, ResearchReading> {
   const pieces = splitSentences(prose, true);
   yield;
   const raw: Omit<SentenceReading, "score">[] = [];
+  const counts = { functionWords: 0 };
   let sliceStart = performance.now();
-  for (const [index, sentence] of pieces.entries()) {
-    raw.push(readSentence(sentence, index));
+  for (let index = 0; index < pieces.length; index++) {
+    raw.push(readSentence(pieces[index]!, index, counts));
     if (index % 32 === 31 && performance.now() - sliceStart > READING_SLICE_MS) {
       yield;
       sliceStart = performance.now();
     }
   }
   let wordCount = 0;
-  let functionWordCount = 0;
-  for (const s of raw) {
-    wordCount += s.tokens.length;
-    for (const token of s.tokens) if (FUNCTION_WORDS.has(token)) functionWordCount++;
-  }
+  for (const s of raw) wordCount += s.tokens.length;
+  const functionWordCount = counts.functionWords;
   const docMeasurable = raw.some((s) => s.measurable.length > 0);
   // Scored in place (a copy per sentence was a fifth of the reading's time on a large body).
   const outcomeNext = (n: Omit<SentenceReading, "score"> | undefined) => n !== undefined && n.measurable.length > 0 && !n.directive;
