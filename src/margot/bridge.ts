@@ -9,7 +9,7 @@ import type { IssueTracker } from "../linear/issues.js";
 import { MARGOT_LABELS } from "../linear/issues.js";
 import type { Logger } from "../log.js";
 import { createRedactor } from "../redact/index.js";
-import { DECIDED_STATES, REACTABLE_STATES, type Draft, type DraftStore, type NewDraft } from "../review/draft-store.js";
+import { DECIDED_STATES, REACTABLE_STATES, type Draft, type DraftStore, type NewDraft } from "./drafts.js";
 import type { MessageRef, ReviewChannel } from "../review/review-channel.js";
 import type { Reaction } from "../review/telegram-updates.js";
 import { assessInSteps } from "./assess.js";

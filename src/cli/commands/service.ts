@@ -6,7 +6,7 @@ import { BOARD_PATH, startHttpServer } from "../../http/server.js";
 import { TELEGRAM_WEBHOOK_PATH, telegramWebhookRouter } from "../../http/telegram-webhook.js";
 import { CompletionTailer } from "../../margot/completion-tailer.js";
 import { createRedactor } from "../../redact/index.js";
-import { DraftStore } from "../../review/draft-store.js";
+import { DraftStore } from "../../margot/drafts.js";
 import { RunSlots } from "../../sandcastle/run-slots.js";
 import type { Runtime } from "../runtime.js";
 
