@@ -13,7 +13,7 @@ import { loadConfig } from "../src/config.js";
 import { KillSwitch } from "../src/control/kill-switch.js";
 import { createRedactor } from "../src/redact/index.js";
 import { redisOptions } from "../src/redis/target.js";
-import { DraftStore } from "../src/review/draft-store.js";
+import { DraftStore } from "../src/margot/drafts.js";
 import { createMargotIntentWorker, MARGOT_CONCURRENCY } from "../workers/margot-intent.js";
 import type { BenchContext } from "./sandcastle-run.js";
 import { median, percentile, round } from "./stats.js";

@@ -26,7 +26,7 @@ import { FollowUpLog } from "../src/margot/follow-ups.js";
 import { MargotLedger } from "../src/margot/ledger.js";
 import { projectsLoader } from "../src/margot/projects-file.js";
 import { DraftRateLimit } from "../src/margot/rate-limit.js";
-import { DraftStore } from "../src/review/draft-store.js";
+import { DraftStore } from "../src/margot/drafts.js";
 import { LocalReviewChannel } from "../src/review/local-channel.js";
 import type { ReviewChannel } from "../src/review/review-channel.js";
 import { TelegramReviewChannel } from "../src/review/telegram-channel.js";

@@ -11,7 +11,7 @@
 // longer than finished jobs are) before the job is added.
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import type { Logger } from "../log.js";
-import type { DraftStore } from "../review/draft-store.js";
+import type { DraftStore } from "../margot/drafts.js";
 import { parseUpdate, type UpdateFilter } from "../review/telegram-updates.js";
 import { sameSecret } from "./auth.js";
 

@@ -9,7 +9,7 @@ import type { IssueTracker } from "../linear/issues.js";
 import { MARGOT_LABELS } from "../linear/issues.js";
 import type { Logger } from "../log.js";
 import { createRedactor } from "../redact/index.js";
-import { DECIDED_STATES, REACTABLE_STATES, type Draft, type DraftStore, type NewDraft } from "../review/draft-store.js";
+import { DECIDED_STATES, REACTABLE_STATES, type Draft, type DraftStore, type NewDraft } from "./drafts.js";
 import type { MessageRef, ReviewChannel } from "../review/review-channel.js";
 import type { Reaction } from "../review/telegram-updates.js";
 import { assessInSteps } from "./assess.js";
@@ -147,9 +147,9 @@ export class MargotBridge {
   async processCompletion(completion: MargotResearchCompletion, jobKey: string): Promise<MargotIntentResult> {
     const { intents } = this.deps;
     const id = completion.interaction_id;
-    const existing = await intents.get(id);
+    // Both reads go out together: one round trip instead of two.
+    const [existing, suppressedUntil] = await Promise.all([intents.get(id), intents.suppressedUntil(id)]);
     if (existing?.job === jobKey) return this.carryOut(existing, jobKey);
-    const suppressedUntil = await intents.suppressedUntil(id);
     if (existing && suppressedUntil === null) return this.duplicateOf(existing);
 
     const record = await this.decide(completion, jobKey, suppressedUntil);
@@ -263,8 +263,8 @@ export class MargotBridge {
   private async carryOutDraft(record: IntentRecord, newDraft: NewDraft, token: string): Promise<MargotIntentResult> {
     const { drafts, rateLimit, intents, audit, ledger, timers } = this.deps;
     const id = newDraft.id;
-    await drafts.create(newDraft);
-    let draft = await this.mustGet(id);
+    // Sent back to back on the draft's key, so the read sees the create: one round trip.
+    let [, draft] = await Promise.all([drafts.create(newDraft), this.mustGet(id)]);
     let number: number | null = null;
     if (draft.state === "pending") {
       const decision = await rateLimit.acquire(id, this.now());

@@ -6,7 +6,7 @@
 // MARGOT_SUPPRESS_SECONDS, and forgotten after that.
 import type { RedisClient } from "../redis/connect.js";
 import type { MargotIntentResult } from "./contract.js";
-import type { NewDraft } from "../review/draft-store.js";
+import type { NewDraft } from "./drafts.js";
 import type { FollowUpRequest } from "./follow-ups.js";
 
 /** How long a decided interaction is remembered (for duplicates), beyond any BullMQ job retention. */

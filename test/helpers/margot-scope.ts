@@ -6,7 +6,7 @@ import { Queue, QueueEvents, type Job } from "bullmq";
 import { enqueueResearchCompletion, MARGOT_INTENT_QUEUE } from "../../queues/margot-intent.js";
 import { parseJsonl } from "../../src/audit/jsonl-appender.js";
 import type { MargotIntentResult } from "../../src/margot/contract.js";
-import { DraftStore, type Draft } from "../../src/review/draft-store.js";
+import { DraftStore, type Draft } from "../../src/margot/drafts.js";
 import { afterEach, beforeEach } from "vitest";
 import { CliProcess, cliEnv, stopAllCli, waitFor } from "./cli.js";
 import { FakeLinear } from "./fake-linear.js";

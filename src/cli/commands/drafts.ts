@@ -8,7 +8,7 @@ import { AppError } from "../../errors.js";
 import type { ReactionResult } from "../../margot/bridge.js";
 import { DraftRateLimit } from "../../margot/rate-limit.js";
 import { bullConnection } from "../../redis/connect.js";
-import { DraftStore, type Draft } from "../../review/draft-store.js";
+import { DraftStore, type Draft } from "../../margot/drafts.js";
 import { reactionForEmoji, REACTIONS, type Reaction } from "../../review/telegram-updates.js";
 import type { Runtime } from "../runtime.js";
 

@@ -8,7 +8,7 @@ import { KillSwitch } from "../../control/kill-switch.js";
 import { CompletionTailer } from "../../margot/completion-tailer.js";
 import { connectRedis } from "../../redis/connect.js";
 import { createRedactor } from "../../redact/index.js";
-import { DraftStore } from "../../review/draft-store.js";
+import { DraftStore } from "../../margot/drafts.js";
 import { RunSlots } from "../../sandcastle/run-slots.js";
 import type { Runtime } from "../runtime.js";
 

@@ -33,6 +33,11 @@ describe("import boundaries", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("src/review/ (channels, reaction vocabulary) never imports src/margot/: drafts live in margot/drafts.ts", () => {
+    const offenders = tsFiles(join(root, "src/review")).flatMap((f) => importsOf(f).filter((i) => inDir(i, "src/margot")).map((i) => `${relative(root, f)} → ${relative(root, i)}`));
+    expect(offenders).toEqual([]);
+  });
+
   it("src/redact and the classifier are pure: no I/O imports", () => {
     const pure = [...tsFiles(join(root, "src/redact")), join(root, "src/margot/classify.ts")];
     const io = /from\s+["'](node:)?(fs|fs\/promises|net|http|https|child_process|ioredis|bullmq)["']/;

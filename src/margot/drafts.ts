@@ -14,9 +14,9 @@
 // `posting` knows the send may have happened (ADR 0004).
 import type { RedisClient } from "../redis/connect.js";
 import { z } from "zod";
-import type { Classification } from "../margot/contract.js";
-import type { TicketInput } from "../margot/ticket.js";
-import type { ChannelKind, MessageRef } from "./review-channel.js";
+import type { Classification } from "./contract.js";
+import type { TicketInput } from "./ticket.js";
+import type { ChannelKind, MessageRef } from "../review/review-channel.js";
 
 export const DraftState = z.enum(["pending", "queued", "posting", "posted", "deferred", "approved", "rejected", "expired"]);
 export type DraftState = z.infer<typeof DraftState>;
