@@ -1,5 +1,6 @@
 // One shutdown registry per process: teardowns run in reverse order of registration,
 // each bounded, and one failing does not block the rest.
+import { exitWhenFlushed } from "./flushed-exit.js";
 import type { Logger } from "./log.js";
 
 /** Our parent when the process started (a watcher installed later must not take init for it). */
@@ -62,10 +63,11 @@ export class Shutdown {
             // exiting anyway
           }
         }
+        // Forced on purpose: a second signal must not wait on a stdout pipe nobody reads.
         process.exit(130);
       }
       this.log.info({ signal }, "shutting down");
-      void this.run().then(() => process.exit(exitCode));
+      void this.run().then(() => exitWhenFlushed(exitCode));
     };
     process.on("SIGINT", handler);
     process.on("SIGTERM", handler);
