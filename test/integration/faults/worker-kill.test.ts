@@ -30,13 +30,24 @@ describe("worker SIGKILL mid-run", () => {
     makeGitRepo(repo);
     const sleepFor = `48.${String(process.pid).padStart(6, "0")}${Math.floor(Math.random() * 1e6)}`;
     // The built-in child (no SANDCASTLE_BIN): its stdin watchdog is what ends the orphans (ADR 0002).
-    const env = s.env({ SANDCASTLE_BIN: "" });
+    // A lock of 10 s: a loaded CI machine must not lose a live worker's lock (a lost lock also ends a run worker_lost).
+    const env = s.env({ SANDCASTLE_BIN: "", SCQ_LOCK_DURATION_MS: "10000" });
     const first = new CliProcess(["worker"], env);
     await first.waitForOutput(/workers running/);
     const request = s.request({ repo_workdir: repo, prompt_template_dir: LONG_SLEEP, branch: "agent/lost" }, { SLEEP_FOR: sleepFor });
     const { runId } = await enqueueRun(s.queue, request, { envManifestDir: s.manifestDir });
 
-    await waitFor(() => pgrep(`sleep ${sleepFor}`).length > 0 && existsSync(join(s.outDir, "agent.pid")), 30_000, () => "the agent's sleep to start");
+    const job = await s.queue.getJob(runId);
+    await waitFor(
+      async () => {
+        // A run that ended before its agent slept can never pass: say how it ended instead of waiting out the clock.
+        const state = await job!.getState();
+        if (state === "completed" || state === "failed") throw new Error(`the run ended ${state} before its agent slept: ${JSON.stringify(await readRunResult(s.redis, s.queue, (await s.queue.getJob(runId))!))}`);
+        return pgrep(`sleep ${sleepFor}`).length > 0 && existsSync(join(s.outDir, "agent.pid"));
+      },
+      60_000,
+      () => "the agent's sleep to start",
+    );
     const grandchild = pgrep(`sleep ${sleepFor}`)[0]!;
     const agent = Number(readFileSync(join(s.outDir, "agent.pid"), "utf8").trim());
     const child = pgrep(`scq-run-${runId}`)[0]!;
@@ -53,8 +64,7 @@ describe("worker SIGKILL mid-run", () => {
 
     const second = new CliProcess(["worker"], env);
     await second.waitForOutput(/workers running/);
-    const job = await s.queue.getJob(runId);
-    await waitFor(async () => (await job!.getState()) === "failed", 20_000, () => "the lost run to be failed");
+    await waitFor(async () => (await job!.getState()) === "failed", 30_000, () => "the lost run to be failed");
     await waitFor(() => s.auditRows().some((r) => r.type === "sandcastle_run_failed" && r.run_id === runId), 5000, () => "the worker_lost audit row");
     const rows = s.auditRows().filter((r) => r.run_id === runId);
     expect(rows.filter((r) => r.type === "sandcastle_run_failed")).toEqual([expect.objectContaining({ failure_reason: "worker_lost" })]);
@@ -67,5 +77,5 @@ describe("worker SIGKILL mid-run", () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(pgrep(`sleep ${sleepFor}`)).toEqual([]);
     expect(second.child.exitCode).toBeNull();
-  }, 90_000);
+  }, 150_000);
 });
