@@ -6,13 +6,14 @@
 import { createHash } from "node:crypto";
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, statSync, writeSync, fsyncSync } from "node:fs";
 import { dirname } from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 
 /** The `prev` of the very first row. */
 export const GENESIS = "0".repeat(64);
 /** How long a writer waits for another process's turn before the row fails. */
 const LOCK_WAIT_MS = 5000;
-/** Enough to hold the last row (rows are small; the crash check only needs the last one). */
+/** The crash check reads the file's end in growing steps until it holds the last row, up to the cap. */
+const TAIL_FIRST_BYTES = 4096;
 const TAIL_BYTES = 256 * 1024;
 /** A synchronous pause between retries (the turn is synchronous; there is nothing else to wait on). */
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
@@ -54,8 +55,11 @@ export function readHead(path: string): ChainHead | null {
  */
 export class ChainedLog {
   private db: DatabaseSync | null = null;
+  private statements: { head: StatementSync; move: StatementSync } | null = null;
   private fd: number | null = null;
   private ino = 0;
+  /** What this writer left after its last turn: when head and size are still that, nobody wrote since. */
+  private mine: { seq: number; hash: string; size: number } | null = null;
 
   constructor(readonly path: string) {}
 
@@ -76,17 +80,26 @@ export class ChainedLog {
 
   private turn(fields: Record<string, unknown>, opts: { fsync?: boolean }, progress: { wrote: boolean }): void {
     const db = this.database();
+    const statements = this.statements!;
     db.exec("BEGIN IMMEDIATE");
     try {
       const fd = this.file();
-      const head = this.recover(fd, (db.prepare("SELECT seq, hash FROM head WHERE id = 1").get() as ChainHead | undefined) ?? { seq: 0, hash: GENESIS });
+      const recorded = (statements.head.get() as ChainHead | undefined) ?? { seq: 0, hash: GENESIS };
+      const size = fstatSync(fd).size;
+      const mine = this.mine;
+      const head = mine && mine.seq === recorded.seq && mine.hash === recorded.hash && mine.size === size ? recorded : this.recover(fd, size, recorded);
       const line = JSON.stringify({ ...fields, seq: head.seq + 1, prev: head.hash });
+      const bytes = Buffer.from(`${line}\n`, "utf8");
+      this.mine = null;
       progress.wrote = true;
-      writeAll(fd, Buffer.from(`${line}\n`, "utf8"));
+      writeAll(fd, bytes);
       if (opts.fsync) fsyncSync(fd);
-      db.prepare("INSERT INTO head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash").run(head.seq + 1, rowHash(line));
+      const hash = rowHash(line);
+      statements.move.run(head.seq + 1, hash);
       db.exec("COMMIT");
+      this.mine = { seq: head.seq + 1, hash, size: fstatSync(fd).size };
     } catch (err) {
+      this.mine = null;
       if (db.isTransaction) db.exec("ROLLBACK");
       throw err;
     }
@@ -97,6 +110,8 @@ export class ChainedLog {
     this.db?.close();
     this.fd = null;
     this.db = null;
+    this.statements = null;
+    this.mine = null;
   }
 
   private database(): DatabaseSync {
@@ -114,6 +129,10 @@ export class ChainedLog {
       throw err;
     }
     this.db = db;
+    this.statements = {
+      head: db.prepare("SELECT seq, hash FROM head WHERE id = 1"),
+      move: db.prepare("INSERT INTO head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash"),
+    };
     return db;
   }
 
@@ -129,6 +148,7 @@ export class ChainedLog {
       if (current === this.ino) return this.fd;
       closeSync(this.fd);
       this.fd = null;
+      this.mine = null;
     }
     const fd = openSync(this.path, "a+", 0o600);
     this.ino = fstatSync(fd).ino;
@@ -141,18 +161,16 @@ export class ChainedLog {
    * adopt it when it is exactly the next link. A torn line (died mid-write) gets its newline, so it
    * stands alone and the next row chains past it.
    */
-  private recover(fd: number, head: ChainHead): ChainHead {
-    const size = fstatSync(fd).size;
+  private recover(fd: number, size: number, head: ChainHead): ChainHead {
     if (size === 0) return head;
-    const start = Math.max(0, size - TAIL_BYTES);
-    const buf = Buffer.alloc(size - start);
-    readSync(fd, buf, 0, buf.length, start);
-    if (buf[buf.length - 1] !== 0x0a) {
+    const last = Buffer.alloc(1);
+    readSync(fd, last, 0, 1, size - 1);
+    if (last[0] !== 0x0a) {
       writeAll(fd, Buffer.from("\n"));
       return head;
     }
-    const text = buf.toString("utf8", 0, buf.length - 1);
-    const line = text.slice(text.lastIndexOf("\n") + 1);
+    const line = lastLine(fd, size);
+    if (line === null) return head;
     try {
       const row = JSON.parse(line) as { seq?: unknown; prev?: unknown };
       if (row.seq === head.seq + 1 && row.prev === head.hash) return { seq: head.seq + 1, hash: rowHash(line) };
@@ -160,6 +178,18 @@ export class ChainedLog {
       // not a row: the chain goes on from the head, and verify names this line
     }
     return head;
+  }
+}
+
+/** The last line of a file that ends in a newline (without it), or null when it is longer than the cap. */
+function lastLine(fd: number, size: number): string | null {
+  for (let want = TAIL_FIRST_BYTES; ; want *= 4) {
+    const start = Math.max(0, size - Math.min(want, TAIL_BYTES));
+    const buf = Buffer.alloc(size - 1 - start);
+    readSync(fd, buf, 0, buf.length, start);
+    const nl = buf.lastIndexOf(0x0a);
+    if (nl >= 0 || start === 0) return buf.toString("utf8", nl + 1);
+    if (size - start >= TAIL_BYTES) return null;
   }
 }
 

@@ -153,4 +153,30 @@ describe("the audit hash chain", () => {
     expect(res.out).toContain("line 2 is a torn write");
     expect(res.out).toContain("ok: 2 rows, chain intact");
   });
+
+  it("a writer that stays open notices rows others left behind: a torn one, and a whole next row whose writer died before moving the head (adopted)", async () => {
+    const audit = new AuditLog(path, createRedactor());
+    const emit = (run_id: string) => audit.emit({ type: "sandcastle_run_skipped", run_id, skip_reason: "concurrency_cap" });
+    await emit("r1");
+    appendFileSync(path, '{"ts":"2026-01-01T00:00:00.000Z","type":"sandcastle_run_ski');
+    await emit("r2");
+    // The next link, longer than the first tail read, written by a writer killed before it moved the head.
+    const second = lines().at(-1);
+    const orphan = JSON.stringify({ ts: "2026-01-01T00:00:01.000Z", type: "sandcastle_run_skipped", run_id: `r3-${"x".repeat(6000)}`, skip_reason: "concurrency_cap", seq: 3, prev: rowHash(second!) });
+    appendFileSync(path, `${orphan}\n`);
+    await emit("r4");
+    await audit.close();
+    const rows = lines().flatMap((l) => {
+      try {
+        return [JSON.parse(l) as { seq: number; prev: string; run_id: string }];
+      } catch {
+        return [];
+      }
+    });
+    expect(rows.map((r) => [r.run_id.slice(0, 2), r.seq])).toEqual([["r1", 1], ["r2", 2], ["r3", 3], ["r4", 4]]);
+    expect(rows[3]!.prev).toBe(rowHash(orphan));
+    const res = await verify(path);
+    expect(res.code).toBe(0);
+    expect(res.out).toContain("ok: 4 rows, chain intact");
+  });
 });
