@@ -1,11 +1,20 @@
-// Append-only JSONL: one write(2) per row on an O_APPEND fd, rows serialised within the process,
-// so concurrent writers (other processes) never interleave inside a line.
+// Append-only JSONL on an O_APPEND fd: rows are serialised within the process and go out whole, several
+// at a time when they arrive while a write is under way (one write(2) per batch), so concurrent writers
+// (other processes) never interleave inside a line.
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 
+interface PendingRow {
+  readonly line: Buffer;
+  readonly fsync: boolean;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
 export class JsonlAppender {
   private handle: Promise<FileHandle> | null = null;
-  private tail: Promise<void> = Promise.resolve();
+  private pending: PendingRow[] = [];
+  private flushing: Promise<void> | null = null;
 
   constructor(readonly path: string) {}
 
@@ -39,17 +48,30 @@ export class JsonlAppender {
   /** Resolves once the row is written (and fsynced when asked); rejects on ENOSPC/EIO so callers do not report success. */
   append(row: object, opts: { fsync?: boolean } = {}): Promise<void> {
     const line = Buffer.from(`${JSON.stringify(row)}\n`, "utf8");
-    const next = this.tail.then(async () => {
-      const fh = await this.file();
-      let offset = 0;
-      while (offset < line.length) {
-        const { bytesWritten } = await fh.write(line, offset, line.length - offset);
-        offset += bytesWritten;
-      }
-      if (opts.fsync) await fh.sync();
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ line, fsync: opts.fsync === true, resolve, reject });
+      this.flushing ??= this.flush();
     });
-    this.tail = next.catch(() => {});
-    return next;
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0);
+      try {
+        const fh = await this.file();
+        const data = batch.length === 1 ? batch[0]!.line : Buffer.concat(batch.map((row) => row.line));
+        let offset = 0;
+        while (offset < data.length) {
+          const { bytesWritten } = await fh.write(data, offset, data.length - offset);
+          offset += bytesWritten;
+        }
+        if (batch.some((row) => row.fsync)) await fh.sync();
+        for (const row of batch) row.resolve();
+      } catch (err) {
+        for (const row of batch) row.reject(err);
+      }
+    }
+    this.flushing = null;
   }
 
   /** fsync what was appended so far: lets a caller share one fsync among many rows (group commit). */
@@ -58,7 +80,7 @@ export class JsonlAppender {
   }
 
   async close(): Promise<void> {
-    await this.tail;
+    await this.flushing;
     const fh = await this.handle?.catch(() => null);
     await fh?.close();
     this.handle = null;

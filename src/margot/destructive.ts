@@ -60,7 +60,20 @@ function inflections(word: string): string[] {
   return [...forms];
 }
 
+const patterns = new Map<string, RegExp>();
+
+/** Compiled once per verb and flags: the list is fixed for a process, the texts are many. */
 function verbPattern(verb: string, flags = "iu"): RegExp {
+  const key = `${flags} ${verb}`;
+  let pattern = patterns.get(key);
+  if (!pattern) {
+    pattern = compileVerbPattern(verb, flags);
+    patterns.set(key, pattern);
+  }
+  return pattern;
+}
+
+function compileVerbPattern(verb: string, flags: string): RegExp {
   const parts = verb.trim().toLowerCase().split(/\s+/);
   const body = parts
     .map((part) => (/^[a-z]+$/.test(part) ? `(?:${inflections(part).map(escapeRegExp).join("|")})` : escapeRegExp(part)))
