@@ -6,8 +6,16 @@ import type { Redactor } from "../redact/index.js";
 import { AuditEvent } from "./events.js";
 import { ChainedLog } from "./chain.js";
 
+interface PendingRow {
+  readonly row: Record<string, unknown>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
 export class AuditLog {
   private readonly log: ChainedLog;
+  private pending: PendingRow[] = [];
+  private scheduled = false;
 
   constructor(
     path: string,
@@ -20,19 +28,39 @@ export class AuditLog {
     return this.log.path;
   }
 
-  /** Writes one row; `extraRedactor` adds the secret values known for one run. */
-  async emit(event: AuditEvent, extraRedactor?: Redactor): Promise<void> {
+  /**
+   * Writes one row; `extraRedactor` adds the secret values known for one run. Resolves once the row is
+   * in the file: rows emitted in the same turn of the event loop (by concurrent jobs) share one chain turn.
+   */
+  emit(event: AuditEvent, extraRedactor?: Redactor): Promise<void> {
     const parsed = AuditEvent.safeParse(event);
-    if (!parsed.success) throw new Error(`audit row ${event.type} is invalid: ${formatIssues(parsed.error)}`);
+    if (!parsed.success) return Promise.reject(new Error(`audit row ${event.type} is invalid: ${formatIssues(parsed.error)}`));
     const redact = (text: string) => (extraRedactor ? extraRedactor.line(this.redactor.line(text)) : this.redactor.line(text));
+    const row = redactStrings({ ts: new Date().toISOString(), ...parsed.data }, redact) as Record<string, unknown>;
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ row, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.pending.splice(0);
     try {
-      this.log.append(redactStrings({ ts: new Date().toISOString(), ...parsed.data }, redact) as Record<string, unknown>);
+      this.log.appendAll(batch.map((p) => p.row));
     } catch (err) {
-      throw new AuditUnwritableError(this.path, err);
+      const error = new AuditUnwritableError(this.path, err);
+      for (const p of batch) p.reject(error);
+      return;
     }
+    for (const p of batch) p.resolve();
   }
 
   async close(): Promise<void> {
+    this.flush();
     this.log.close();
   }
 }

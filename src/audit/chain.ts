@@ -51,7 +51,7 @@ export function readHead(path: string): ChainHead | null {
 
 /**
  * Appends chained rows to one JSONL file. Every append is one short synchronous turn under the lock:
- * read the head, write the line, move the head. The file is reopened when it was rotated away.
+ * read the head, write the lines, move the head. The file is reopened when it was rotated away.
  */
 export class ChainedLog {
   private db: DatabaseSync | null = null;
@@ -64,12 +64,18 @@ export class ChainedLog {
   constructor(readonly path: string) {}
 
   append(fields: Record<string, unknown>, opts: { fsync?: boolean } = {}): void {
+    this.appendAll([fields], opts);
+  }
+
+  /** Rows in order, in one turn: one write, one move of the head. */
+  appendAll(rows: readonly Record<string, unknown>[], opts: { fsync?: boolean } = {}): void {
+    if (rows.length === 0) return;
     // SQLite answers "busy" without waiting in a few cases (setting up the file, switching it to WAL): retry those.
     const deadline = Date.now() + LOCK_WAIT_MS;
     for (let attempt = 1; ; attempt++) {
       const progress = { wrote: false };
       try {
-        return this.turn(fields, opts, progress);
+        return this.turn(rows, opts, progress);
       } catch (err) {
         // Once the line is in the file, trying again would write it twice.
         if (progress.wrote || !isBusy(err) || Date.now() > deadline) throw err;
@@ -78,7 +84,7 @@ export class ChainedLog {
     }
   }
 
-  private turn(fields: Record<string, unknown>, opts: { fsync?: boolean }, progress: { wrote: boolean }): void {
+  private turn(rows: readonly Record<string, unknown>[], opts: { fsync?: boolean }, progress: { wrote: boolean }): void {
     const db = this.database();
     const statements = this.statements!;
     db.exec("BEGIN IMMEDIATE");
@@ -87,17 +93,20 @@ export class ChainedLog {
       const recorded = (statements.head.get() as ChainHead | undefined) ?? { seq: 0, hash: GENESIS };
       const size = fstatSync(fd).size;
       const mine = this.mine;
-      const head = mine && mine.seq === recorded.seq && mine.hash === recorded.hash && mine.size === size ? recorded : this.recover(fd, size, recorded);
-      const line = JSON.stringify({ ...fields, seq: head.seq + 1, prev: head.hash });
-      const bytes = Buffer.from(`${line}\n`, "utf8");
+      let head = mine && mine.seq === recorded.seq && mine.hash === recorded.hash && mine.size === size ? recorded : this.recover(fd, size, recorded);
+      let text = "";
+      for (const fields of rows) {
+        const line = JSON.stringify({ ...fields, seq: head.seq + 1, prev: head.hash });
+        text += `${line}\n`;
+        head = { seq: head.seq + 1, hash: rowHash(line) };
+      }
       this.mine = null;
       progress.wrote = true;
-      writeAll(fd, bytes);
+      writeAll(fd, Buffer.from(text, "utf8"));
       if (opts.fsync) fsyncSync(fd);
-      const hash = rowHash(line);
-      statements.move.run(head.seq + 1, hash);
+      statements.move.run(head.seq, head.hash);
       db.exec("COMMIT");
-      this.mine = { seq: head.seq + 1, hash, size: fstatSync(fd).size };
+      this.mine = { seq: head.seq, hash: head.hash, size: fstatSync(fd).size };
     } catch (err) {
       this.mine = null;
       if (db.isTransaction) db.exec("ROLLBACK");

@@ -13,6 +13,8 @@
 // `posting` is written before a draft is sent and `posted` right after: a retry that finds
 // `posting` knows the send may have happened (ADR 0004).
 import type { RedisClient } from "../redis/connect.js";
+import { hashFromReply, RedisScript } from "../redis/script.js";
+import { EffectLog } from "./effects.js";
 import { z } from "zod";
 import type { Classification } from "./contract.js";
 import type { TicketInput } from "./ticket.js";
@@ -67,14 +69,15 @@ export type NewDraft = Pick<Draft, "id" | "interaction_id" | "title" | "body" | 
  * KEYS[1]  draft hash
  * KEYS[2]  index zset (member = draft id, score = created ms)
  * ARGV[1]  draft id   ARGV[2] created ms   ARGV[3..] field/value pairs
- * Returns  1 when created, 0 when the draft already existed (left as it was).
+ * Returns  {1}        created
+ *          {0, hash}  the draft already existed (left as it was): its fields
  */
-const CREATE = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+const CREATE = new RedisScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('HGETALL', KEYS[1])} end
 redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 redis.call('ZADD', KEYS[2], tonumber(ARGV[2]), ARGV[1])
-return 1
-`;
+return {1}
+`);
 
 /**
  * KEYS[1]  draft hash
@@ -82,27 +85,46 @@ return 1
  * ARGV[2]  allowed from-states, comma-separated
  * ARGV[3]  required generation, or '' for any
  * ARGV[4]  new state
- * ARGV[5..] field/value pairs set with the transition
- * Returns  {1, from}   applied
- *          {2, state}  already applied by this token (a retry after a crash): resume its effects
- *          {0, state}  refused: the draft is in `state` ('' when there is no such draft)
+ * ARGV[5]  '1': answer with the draft's fields as they are afterwards
+ * ARGV[6..] field/value pairs set with the transition
+ * Returns  {1, from, hash?}   applied
+ *          {2, state, hash?}  already applied by this token (a retry after a crash): resume its effects
+ *          {0, state, hash?}  refused: the draft is in `state` ('' when there is no such draft)
  */
-const TRANSITION = `
+const TRANSITION = new RedisScript(`
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {0, ''} end
-if state == ARGV[4] and redis.call('HGET', KEYS[1], 'last_token') == ARGV[1] then return {2, state} end
-local ok = false
-for s in string.gmatch(ARGV[2], '[^,]+') do
-  if s == state then ok = true end
+local code = 0
+if state == ARGV[4] and redis.call('HGET', KEYS[1], 'last_token') == ARGV[1] then
+  code = 2
+else
+  local ok = false
+  for s in string.gmatch(ARGV[2], '[^,]+') do
+    if s == state then ok = true end
+  end
+  if ok and ARGV[3] ~= '' and redis.call('HGET', KEYS[1], 'generation') ~= ARGV[3] then ok = false end
+  if ok then
+    code = 1
+    redis.call('HSET', KEYS[1], 'state', ARGV[4], 'last_token', ARGV[1])
+    if #ARGV >= 7 then redis.call('HSET', KEYS[1], unpack(ARGV, 6)) end
+  end
 end
-if ok and ARGV[3] ~= '' and redis.call('HGET', KEYS[1], 'generation') ~= ARGV[3] then ok = false end
-if not ok then return {0, state} end
-redis.call('HSET', KEYS[1], 'state', ARGV[4], 'last_token', ARGV[1])
-if #ARGV >= 6 then redis.call('HSET', KEYS[1], unpack(ARGV, 5)) end
-return {1, state}
-`;
+if ARGV[5] == '1' then return {code, state, redis.call('HGETALL', KEYS[1])} end
+return {code, state}
+`);
 
-export type TransitionOutcome = { readonly outcome: "applied" | "resumed" | "refused"; readonly state: DraftState | null };
+export type TransitionOutcome = {
+  readonly outcome: "applied" | "resumed" | "refused";
+  readonly state: DraftState | null;
+  /** With `read`: the draft as it is after the transition (or the refusal), and its effects. */
+  readonly draft?: StoredDraft | null;
+};
+
+/** A draft as read, with the effects already done for it. */
+export interface StoredDraft {
+  readonly draft: Draft;
+  readonly effects: EffectLog;
+}
 
 export interface TransitionRequest {
   readonly token: string;
@@ -110,6 +132,8 @@ export interface TransitionRequest {
   readonly to: DraftState;
   readonly generation?: number;
   readonly set?: Readonly<Record<string, string | number | null>>;
+  /** Answer with the draft as it is afterwards (same round trip). */
+  readonly read?: boolean;
 }
 
 /** Decided drafts are kept this long for `drafts list` and late reactions; then they go. */
@@ -143,33 +167,53 @@ export class DraftStore {
     return `${this.base}:notices`;
   }
 
-  /** Creates the draft in state `pending`; false when a draft with this id already exists. */
-  async create(draft: NewDraft): Promise<boolean> {
-    const fields = serialise({ ...draft, state: "pending", generation: 0, messages: [], labels_applied: [] });
-    const created = await this.redis.eval(CREATE, 2, this.key(draft.id), this.indexKey, draft.id, String(Date.parse(draft.created_at)), ...fields);
-    return created === 1;
+  /** Creates the draft in state `pending`, or finds the one with this id (left as it was): one round trip. */
+  async create(draft: NewDraft): Promise<StoredDraft & { readonly created: boolean }> {
+    const record = { ...draft, state: "pending" as const, generation: 0, messages: [], labels_applied: [] };
+    const key = this.key(draft.id);
+    const [code, flat] = (await CREATE.run(this.redis, [key, this.indexKey], [draft.id, String(Date.parse(draft.created_at)), ...serialise(record)])) as [number, string[] | undefined];
+    if (code === 1) return { created: true, draft: parseDraft(hashFromReply(serialise(record))), effects: EffectLog.fresh(this.redis, key) };
+    const hash = hashFromReply(flat);
+    return { created: false, draft: parseDraft(hash), effects: EffectLog.fromHash(this.redis, key, hash) };
   }
 
   async get(id: string): Promise<Draft | null> {
-    const raw = await this.redis.hgetall(this.key(id));
-    return raw.state === undefined ? null : parseDraft(raw);
+    return (await this.read(id))?.draft ?? null;
+  }
+
+  /** The draft and its effects (one HGETALL). */
+  async read(id: string): Promise<StoredDraft | null> {
+    const key = this.key(id);
+    const raw = await this.redis.hgetall(key);
+    return raw.state === undefined ? null : { draft: parseDraft(raw), effects: EffectLog.fromHash(this.redis, key, raw) };
+  }
+
+  /** `read` for a draft that must exist (the caller just saw it). */
+  async mustRead(id: string): Promise<StoredDraft> {
+    const stored = await this.read(id);
+    if (!stored) throw new Error(`draft ${id} vanished`);
+    return stored;
+  }
+
+  /** The effects done for a draft, of those named (one HMGET). */
+  effects(id: string, names: readonly string[]): Promise<EffectLog> {
+    return EffectLog.load(this.redis, this.key(id), names);
   }
 
   async transition(id: string, req: TransitionRequest): Promise<TransitionOutcome> {
     const set = req.set ? serialise(req.set) : [];
-    const [code, state] = (await this.redis.eval(
-      TRANSITION,
-      1,
-      this.key(id),
-      req.token,
-      req.from.join(","),
-      req.generation === undefined ? "" : String(req.generation),
-      req.to,
-      ...set,
-    )) as [number, string];
+    const key = this.key(id);
+    const [code, state, flat] = (await TRANSITION.run(this.redis, [key], [req.token, req.from.join(","), req.generation === undefined ? "" : String(req.generation), req.to, req.read ? "1" : "0", ...set])) as [
+      number,
+      string,
+      string[] | undefined,
+    ];
     const outcome = code === 1 ? "applied" : code === 2 ? "resumed" : "refused";
     const parsed = DraftState.safeParse(code === 1 ? req.to : state);
-    return { outcome, state: parsed.success ? parsed.data : null };
+    const result = { outcome, state: parsed.success ? parsed.data : null } as const;
+    if (!req.read) return result;
+    const hash = hashFromReply(flat);
+    return { ...result, draft: hash.state === undefined ? null : { draft: parseDraft(hash), effects: EffectLog.fromHash(this.redis, key, hash) } };
   }
 
   /** Fields that are not the state (Linear ids, message refs); never a state change. */
@@ -180,18 +224,6 @@ export class DraftStore {
   /** Decided drafts age out after DECIDED_RETENTION_S. */
   async retire(id: string): Promise<void> {
     await this.redis.expire(this.key(id), DECIDED_RETENTION_S);
-  }
-
-  /**
-   * Runs `effect` unless it was already done for this draft (recorded after it succeeds): a crash
-   * between the effect and the record repeats it once, never skips it.
-   */
-  async once(id: string, name: string, effect: () => Promise<void>): Promise<boolean> {
-    const field = `fx:${name}`;
-    if ((await this.redis.hexists(this.key(id), field)) === 1) return false;
-    await effect();
-    await this.redis.hset(this.key(id), field, new Date().toISOString());
-    return true;
   }
 
   /** Runs `fn` while holding a short lease on (draft, name); `held` when another holder has it. */

@@ -5,6 +5,8 @@
 // interaction whose draft was rejected is answered `suppressed / recently_rejected` for
 // MARGOT_SUPPRESS_SECONDS, and forgotten after that.
 import type { RedisClient } from "../redis/connect.js";
+import { hashFromReply, RedisScript } from "../redis/script.js";
+import { EffectLog } from "./effects.js";
 import type { MargotIntentResult } from "./contract.js";
 import type { NewDraft } from "./drafts.js";
 import type { FollowUpRequest } from "./follow-ups.js";
@@ -24,20 +26,40 @@ export interface IntentRecord {
 }
 
 /**
- * KEYS[1]  intent hash
- * ARGV[1]  job key   ARGV[2] '1' when this decision may replace another job's (loop detection)
- * ARGV[3]  ttl (s)   ARGV[4..] field/value pairs of the record
- * Returns  1 claimed, 2 this job had already claimed it (a retry), 0 another job owns it.
+ * KEYS[1]  intent hash   KEYS[2] suppression key
+ * ARGV[1]  job key       ARGV[2] the suppression the decision was made under ('' for none)
+ * ARGV[3]  ttl (s)       ARGV[4..] field/value pairs of the record
+ * Returns  {1}            claimed: the record is this decision
+ *          {2, hash}      this job had claimed it already (a retry): resume the stored decision
+ *          {0, hash}      another job owns it: a duplicate
+ *          {3, until}     the interaction is suppressed (until), which the decision did not know: decide again
+ * The first job to decide an interaction claims it; while it is suppressed, a decision made
+ * knowing so replaces the earlier one (loop detection answers `suppressed`).
  */
-const CLAIM = `
+const CLAIM = new RedisScript(`
 local job = redis.call('HGET', KEYS[1], 'job')
-if job == ARGV[1] then return 2 end
-if job and ARGV[2] ~= '1' then return 0 end
+if job == ARGV[1] then return {2, redis.call('HGETALL', KEYS[1])} end
+local suppressed = redis.call('GET', KEYS[2])
+if suppressed then
+  if suppressed ~= ARGV[2] then return {3, suppressed} end
+elseif job then
+  return {0, redis.call('HGETALL', KEYS[1])}
+end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'job', ARGV[1], unpack(ARGV, 4))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
-return 1
-`;
+return {1}
+`);
+
+/** A record as claimed, with the effects already done for it. */
+export interface StoredIntent {
+  readonly record: IntentRecord;
+  readonly effects: EffectLog;
+}
+
+export type ClaimOutcome =
+  | ({ readonly outcome: "claimed" | "resumed" | "taken" } & StoredIntent)
+  | { readonly outcome: "suppressed"; readonly until: Date };
 
 export class IntentStore {
   private readonly base: string;
@@ -57,60 +79,54 @@ export class IntentStore {
     return `${this.base}:suppress:${interactionId}`;
   }
 
-  async get(interactionId: string): Promise<IntentRecord | null> {
-    const raw = await this.redis.hgetall(this.key(interactionId));
-    if (raw.job === undefined || raw.result === undefined) return null;
-    return {
-      job: raw.job,
-      result: JSON.parse(raw.result) as MargotIntentResult,
-      draft: raw.draft ? (JSON.parse(raw.draft) as NewDraft) : null,
-      follow_up: raw.follow_up ? (JSON.parse(raw.follow_up) as FollowUpRequest) : null,
-      decided_at: raw.decided_at ?? "",
-    };
-  }
-
-  async claim(record: IntentRecord, opts: { replace: boolean; ttlS: number }): Promise<"claimed" | "resumed" | "taken"> {
-    const code = await this.redis.eval(
-      CLAIM,
-      1,
-      this.key(record.result.interaction_id),
-      record.job,
-      opts.replace ? "1" : "0",
-      String(Math.max(1, Math.ceil(opts.ttlS))),
-      "result",
-      JSON.stringify(record.result),
-      "draft",
-      record.draft ? JSON.stringify(record.draft) : "",
-      "follow_up",
-      record.follow_up ? JSON.stringify(record.follow_up) : "",
-      "decided_at",
-      record.decided_at,
-    );
-    return code === 1 ? "claimed" : code === 2 ? "resumed" : "taken";
-  }
-
-  /** The final result (e.g. drafted vs queued_rate_limit), for duplicates to report. */
-  async setResult(result: MargotIntentResult): Promise<void> {
-    await this.redis.hset(this.key(result.interaction_id), "result", JSON.stringify(result));
-  }
-
-  /** Like DraftStore.once: the effect runs unless recorded as done; recorded after it succeeds. */
-  async once(interactionId: string, name: string, effect: () => Promise<void>): Promise<boolean> {
-    const key = this.key(interactionId);
-    const field = `fx:${name}`;
-    if ((await this.redis.hexists(key, field)) === 1) return false;
-    await effect();
-    await this.redis.hset(key, field, new Date().toISOString());
-    return true;
+  /**
+   * Claims the interaction for `record` in one round trip, or answers with the record that owns it.
+   * `suppressedUntil`: the suppression the decision was made under (null: it knew of none).
+   */
+  async claim(record: IntentRecord, opts: { suppressedUntil: Date | null; ttlS: number }): Promise<ClaimOutcome> {
+    const id = record.result.interaction_id;
+    const key = this.key(id);
+    const [code, payload] = (await CLAIM.run(
+      this.redis,
+      [key, this.suppressKey(id)],
+      [
+        record.job,
+        opts.suppressedUntil?.toISOString() ?? "",
+        String(Math.max(1, Math.ceil(opts.ttlS))),
+        "result",
+        JSON.stringify(record.result),
+        "draft",
+        record.draft ? JSON.stringify(record.draft) : "",
+        "follow_up",
+        record.follow_up ? JSON.stringify(record.follow_up) : "",
+        "decided_at",
+        record.decided_at,
+      ],
+    )) as [number, string[] | string | undefined];
+    if (code === 1) return { outcome: "claimed", record, effects: EffectLog.fresh(this.redis, key) };
+    if (code === 3) return { outcome: "suppressed", until: new Date(String(payload)) };
+    const hash = hashFromReply(payload as string[]);
+    const stored = parseRecord(hash);
+    // The script writes job and result together: a job without a result was not written by it.
+    if (!stored) throw new Error(`intent ${id} in Redis has a job but no result`);
+    return { outcome: code === 2 ? "resumed" : "taken", record: stored, effects: EffectLog.fromHash(this.redis, key, hash) };
   }
 
   /** A flag set once until cleared (e.g. "the kill switch notice was sent"): true for the caller that set it. */
   async markOnce(name: string): Promise<boolean> {
-    return (await this.redis.set(`${this.base}:mark:${name}`, new Date().toISOString(), "NX")) === "OK";
+    return (await this.redis.set(this.markKey(name), new Date().toISOString(), "NX")) === "OK";
+  }
+
+  async hasMark(name: string): Promise<boolean> {
+    return (await this.redis.exists(this.markKey(name))) === 1;
   }
 
   async clearMark(name: string): Promise<void> {
-    await this.redis.del(`${this.base}:mark:${name}`);
+    await this.redis.del(this.markKey(name));
+  }
+
+  private markKey(name: string): string {
+    return `${this.base}:mark:${name}`;
   }
 
   /** Loop detection: after a rejection, the interaction is suppressed, and its decision is forgotten when that ends. */
@@ -122,9 +138,15 @@ export class IntentStore {
       .pexpire(this.key(interactionId), ttlMs)
       .exec();
   }
+}
 
-  async suppressedUntil(interactionId: string): Promise<Date | null> {
-    const raw = await this.redis.get(this.suppressKey(interactionId));
-    return raw === null ? null : new Date(raw);
-  }
+function parseRecord(raw: Readonly<Record<string, string>>): IntentRecord | null {
+  if (raw.job === undefined || raw.result === undefined) return null;
+  return {
+    job: raw.job,
+    result: JSON.parse(raw.result) as MargotIntentResult,
+    draft: raw.draft ? (JSON.parse(raw.draft) as NewDraft) : null,
+    follow_up: raw.follow_up ? (JSON.parse(raw.follow_up) as FollowUpRequest) : null,
+    decided_at: raw.decided_at ?? "",
+  };
 }

@@ -66,7 +66,11 @@ const SECRET_SHAPES: RegExp[] = [
   /\blin_api_[A-Za-z0-9]{20,}/g,
   /\bglpat-[A-Za-z0-9_-]{20,}/g,
 ];
+/** Every match of a secret shape holds one of these. */
+const SECRET_HINT = /-----BEGIN|eyJ|sk-|[sr]k_|whsec_|gh[pousr]_|github_pat_|AKIA|ASIA|xox|AIza|lin_api_|glpat-/;
 const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]{12,}/gi;
+const BEARER_HINT = /bearer/i;
+const KEY_NAME_HINT = /passw|pwd|secret|api[_-]?key|token/i;
 const KEY_VALUE =
   /\b((?:password|passwd|pwd|secret|client[_-]?secret|api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|token)\s*[:=]\s*)(["']?)([^\s"',;]{8,})\2/gi;
 // Bounded repeats throughout: an unbounded class after \b makes a long token quadratic.
@@ -75,8 +79,9 @@ const URL_PASSWORD = /\b([a-z][a-z0-9+.-]{0,30}:\/\/[^\s:@/]{1,256}:)([^\s@/]{1,
 // ---------------------------------------------------------------- hosts
 
 const URL_PATTERN = /\b(?:https?|wss?|ftp|postgres(?:ql)?|redis|mysql|mongodb(?:\+srv)?):\/\/[^\s<>"'`]+/gi;
-// A host-shaped token, optional port and path; the host itself is checked in code.
-const BARE_HOST = /(?<![\w@.:/-])[a-z0-9][a-z0-9.-]{0,252}(?::\d{2,5})?(?:\/[^\s<>"'`]*)?/gi;
+// A host-shaped token, optional port and path; the host itself is checked in code. Only a host with
+// a dot, or localhost, can be internal: the lookahead spares the check for every other word.
+const BARE_HOST = /(?<![\w@.:/-])(?=[a-z0-9.-]{0,252}\.|localhost)[a-z0-9][a-z0-9.-]{0,252}(?::\d{2,5})?(?:\/[^\s<>"'`]*)?/gi;
 const HOSTNAME = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 
 function ipv4Private(host: string): boolean {
@@ -160,10 +165,29 @@ function escapeRegExp(s: string): string {
 
 /** Redact PII from `text` at standard strictness. Pure; `config` is validated. */
 export function redactPii(text: string, config: PiiConfig = {}): PiiRedaction {
+  return piiRedactor(config)(text);
+}
+
+/** `redactPii` with the config validated and the name patterns compiled once, for many texts. */
+export function piiRedactor(config: PiiConfig = {}): (text: string) => PiiRedaction {
   const { internal_hosts, customer_names, vendor_names } = PiiConfig.parse(config);
+  // Longest names first across both lists, so "Acme Cloud" (vendor) wins over "Acme" (customer).
+  const names = [
+    ...customer_names.map((name) => ({ name: name.trim(), kind: "customer" as const })),
+    ...vendor_names.map((name) => ({ name: name.trim(), kind: "vendor" as const })),
+  ]
+    .filter((n, i, all) => n.name !== "" && all.findIndex((m) => m.name.toLowerCase() === n.name.toLowerCase()) === i)
+    .sort((a, b) => b.name.length - a.name.length)
+    .map(({ name, kind }) => ({ kind, pattern: new RegExp(`(?<![\\p{L}\\p{N}_])${name.split(/\s+/).map(escapeRegExp).join("\\s+")}(?![\\p{L}\\p{N}_])`, "giu") }));
+  return (text) => redactWith(text, internal_hosts, names);
+}
+
+function redactWith(text: string, internal_hosts: readonly string[], names: ReadonlyArray<{ kind: "customer" | "vendor"; pattern: RegExp }>): PiiRedaction {
   const counts: PiiCounts = { email: 0, phone: 0, ip: 0, internal_url: 0, secret: 0, customer: 0, vendor: 0 };
   let out = text;
-  const replace = (pattern: RegExp, kind: PiiKind, accept: (match: string, offset: number, all: string) => string | null) => {
+  // `hint`: what every match holds; a text without it skips the pass (most drafts' fields hold few of them).
+  const replace = (pattern: RegExp, kind: PiiKind, accept: (match: string, offset: number, all: string) => string | null, hint?: (text: string) => boolean) => {
+    if (hint && !hint(out)) return;
     out = out.replace(pattern, (...args: unknown[]) => {
       const match = args[0] as string;
       const offset = args.find((a, i) => i > 0 && typeof a === "number") as number;
@@ -175,16 +199,25 @@ export function redactPii(text: string, config: PiiConfig = {}): PiiRedaction {
   };
 
   // Secrets.
-  for (const shape of SECRET_SHAPES) replace(shape, "secret", () => PII_TOKENS.secret);
-  replace(BEARER, "secret", (m) => `${m.split(/\s+/)[0] ?? "Bearer"} ${PII_TOKENS.secret}`);
-  replace(KEY_VALUE, "secret", (m) => {
+  if (SECRET_HINT.test(out)) for (const shape of SECRET_SHAPES) replace(shape, "secret", () => PII_TOKENS.secret);
+  replace(BEARER, "secret", (m) => `${m.split(/\s+/)[0] ?? "Bearer"} ${PII_TOKENS.secret}`, (t) => BEARER_HINT.test(t));
+  replace(
+    KEY_VALUE,
+    "secret",
+    (m) => {
     const parts = new RegExp(KEY_VALUE.source, "i").exec(m);
     const value = parts?.[3] ?? "";
     if (value.startsWith("[") || !/\d/.test(value) || !/[A-Za-z]/.test(value)) return null;
     return `${parts?.[1] ?? ""}${parts?.[2] ?? ""}${PII_TOKENS.secret}${parts?.[2] ?? ""}`;
-  });
+    },
+    (t) => KEY_NAME_HINT.test(t),
+  );
+  const hasScheme = (t: string) => t.includes("://");
   // URLs on internal hosts, then bare internal host names.
-  replace(URL_PATTERN, "internal_url", (m) => {
+  replace(
+    URL_PATTERN,
+    "internal_url",
+    (m) => {
     const [url, tail] = trailingPunctuation(m);
     let host: string;
     try {
@@ -193,8 +226,13 @@ export function redactPii(text: string, config: PiiConfig = {}): PiiRedaction {
       return null;
     }
     return isInternalHost(host, internal_hosts) ? `${PII_TOKENS.internal_url}${tail}` : null;
-  });
-  replace(BARE_HOST, "internal_url", (m) => {
+    },
+    hasScheme,
+  );
+  replace(
+    BARE_HOST,
+    "internal_url",
+    (m) => {
     const [token, tail] = trailingPunctuation(m);
     const host = /^[^:/]+/.exec(token)?.[0] ?? "";
     if (host.length > 253 || !HOSTNAME.test(host)) return null;
@@ -202,42 +240,46 @@ export function redactPii(text: string, config: PiiConfig = {}): PiiRedaction {
     // Plain "localhost" in prose names no system; with a port or path it does.
     if (host.toLowerCase() === "localhost" && token === host) return null;
     return isInternalHost(host, internal_hosts) ? `${PII_TOKENS.internal_url}${tail}` : null;
-  });
+    },
+    (t) => t.includes(".") || /localhost/i.test(t),
+  );
 
   // Passwords in URLs that stayed (public hosts).
-  replace(URL_PASSWORD, "secret", (m) => {
-    const parts = new RegExp(URL_PASSWORD.source, "i").exec(m);
-    return parts && !parts[2]?.startsWith("[") ? `${parts[1]}${PII_TOKENS.secret}${parts[3]}` : null;
-  });
+  replace(
+    URL_PASSWORD,
+    "secret",
+    (m) => {
+      const parts = new RegExp(URL_PASSWORD.source, "i").exec(m);
+      return parts && !parts[2]?.startsWith("[") ? `${parts[1]}${PII_TOKENS.secret}${parts[3]}` : null;
+    },
+    hasScheme,
+  );
 
-  replace(EMAIL, "email", () => PII_TOKENS.email);
+  replace(EMAIL, "email", () => PII_TOKENS.email, (t) => t.includes("@"));
 
-  replace(IPV4, "ip", (_m, offset, all) => (VERSION_LEAD.test(all.slice(Math.max(0, offset - 12), offset)) ? null : PII_TOKENS.ip));
-  replace(IPV6_CANDIDATE, "ip", (m) => {
+  replace(IPV4, "ip", (_m, offset, all) => (VERSION_LEAD.test(all.slice(Math.max(0, offset - 12), offset)) ? null : PII_TOKENS.ip), (t) => t.includes("."));
+  replace(
+    IPV6_CANDIDATE,
+    "ip",
+    (m) => {
     if (!isIPv6(m) || !/[0-9a-f]/i.test(m.replace(/:/g, "")) || (m.match(/:/g) ?? []).length < 2) return null;
     // Clock times and ratios are not addresses: require a hex letter, "::", or 4+ groups.
     if (!/[a-f]/i.test(m) && !m.includes("::") && m.split(":").length < 4) return null;
     return PII_TOKENS.ip;
-  });
+    },
+    (t) => t.includes(":"),
+  );
 
-  for (const phone of PHONES) {
-    replace(phone, "phone", (m) => {
-      const digits = digitCount(m);
-      return digits >= 8 && digits <= 15 ? PII_TOKENS.phone : null;
-    });
+  // A phone number has at least 8 digits: a text with fewer holds none.
+  if (digitCount(out) >= 8) {
+    for (const phone of PHONES) {
+      replace(phone, "phone", (m) => {
+        const digits = digitCount(m);
+        return digits >= 8 && digits <= 15 ? PII_TOKENS.phone : null;
+      });
+    }
   }
 
-  // Longest names first across both lists, so "Acme Cloud" (vendor) wins over "Acme" (customer).
-  const names = [
-    ...customer_names.map((name) => ({ name: name.trim(), kind: "customer" as const })),
-    ...vendor_names.map((name) => ({ name: name.trim(), kind: "vendor" as const })),
-  ]
-    .filter((n, i, all) => n.name !== "" && all.findIndex((m) => m.name.toLowerCase() === n.name.toLowerCase()) === i)
-    .sort((a, b) => b.name.length - a.name.length);
-  for (const { name, kind } of names) {
-    const body = name.split(/\s+/).map(escapeRegExp).join("\\s+");
-    replace(new RegExp(`(?<![\\p{L}\\p{N}_])${body}(?![\\p{L}\\p{N}_])`, "giu"), kind, () => PII_TOKENS[kind]);
-  }
-
+  for (const { kind, pattern } of names) replace(pattern, kind, () => PII_TOKENS[kind]);
   return { text: out, counts };
 }

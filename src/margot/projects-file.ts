@@ -1,5 +1,6 @@
 // Reading the projects config file (PROJECTS_CONFIG_PATH; format in projects.ts). The path is
-// passed in by an entry point; the file is re-read when it changes, so edits need no restart.
+// passed in by an entry point; the file is re-read when it changes, so edits need no restart (they
+// take effect within PROJECTS_RECHECK_MS).
 import { readFile, stat } from "node:fs/promises";
 import { formatIssues } from "../invalid-input.js";
 import type { Logger } from "../log.js";
@@ -27,11 +28,19 @@ export async function readProjectsFile(path: string): Promise<readonly Project[]
   return parsed.data.projects;
 }
 
-/** A loader that re-reads the file when its mtime changes; a missing file is an empty allowlist (warned once). */
-export function projectsLoader(path: string, log: Logger): () => Promise<readonly Project[]> {
-  let cached: { mtimeMs: number; projects: readonly Project[] } | null = null;
+/** How often the file's mtime is looked at: every completion asks, a stat each time cost more than the rest of its reading. */
+export const PROJECTS_RECHECK_MS = 1000;
+
+/**
+ * A loader that re-reads the file when its mtime changes, looked at no more than once per
+ * PROJECTS_RECHECK_MS (callers meanwhile share the last answer or the check under way); a missing
+ * file is an empty allowlist (warned once).
+ */
+export function projectsLoader(path: string, log: Logger, now: () => number = Date.now): () => Promise<readonly Project[]> {
+  let cached: { mtimeMs: number | null; projects: readonly Project[] } | null = null;
+  let checked: { at: number; answer: Promise<readonly Project[]> } | null = null;
   let warnedMissing = false;
-  return async () => {
+  const check = async (): Promise<readonly Project[]> => {
     const mtimeMs = await stat(path).then(
       (s) => s.mtimeMs,
       (err: NodeJS.ErrnoException) => {
@@ -42,11 +51,24 @@ export function projectsLoader(path: string, log: Logger): () => Promise<readonl
     if (mtimeMs === null) {
       if (!warnedMissing) log.warn({ path }, "PROJECTS_CONFIG_PATH does not exist: the repo allowlist is empty, every named repo is refused");
       warnedMissing = true;
+      cached = { mtimeMs, projects: [] };
       return [];
     }
     if (cached?.mtimeMs === mtimeMs) return cached.projects;
     const projects = (await readProjectsFile(path)) ?? [];
     cached = { mtimeMs, projects };
     return projects;
+  };
+  return () => {
+    const at = now();
+    if (checked && at - checked.at < PROJECTS_RECHECK_MS) return checked.answer;
+    const answer = check();
+    const entry = { at, answer };
+    checked = entry;
+    // A failed check (unreadable, invalid) is not remembered: the next caller looks again.
+    answer.catch(() => {
+      if (checked === entry) checked = null;
+    });
+    return answer;
   };
 }

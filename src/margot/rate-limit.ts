@@ -3,6 +3,7 @@
 // that had to wait are served before newer ones), and visible (a queued draft learns its number
 // and when it may post).
 import type { RedisClient } from "../redis/connect.js";
+import { RedisScript } from "../redis/script.js";
 
 /**
  * KEYS[1]  posted zset: member = draft id, score = when it was posted in the window (ms)
@@ -11,11 +12,23 @@ import type { RedisClient } from "../redis/connect.js";
  * ARGV[2]  max drafts per window
  * ARGV[3]  window length (ms)
  * ARGV[4]  now (ms)
+ * KEYS[3], ARGV[5] (optional)  the draft's hash and the states in which it may count (comma-separated)
  * Returns  {1, n}           granted: the draft is (or already was) one of the n drafts of the window
  *          {0, n, release}  queued: the draft would be number n (> max); it may post at `release` (ms)
+ *          {-1}             the draft is in none of the states given: nothing counted
  * Idempotent per draft id: a retry after a crash gets the same answer, never a second slot.
  */
-const ACQUIRE = `
+const ACQUIRE = new RedisScript(`
+if KEYS[3] then
+  local state = redis.call('HGET', KEYS[3], 'state')
+  local ok = false
+  if state then
+    for s in string.gmatch(ARGV[5], '[^,]+') do
+      if s == state then ok = true end
+    end
+  end
+  if not ok then return {-1} end
+end
 local now = tonumber(ARGV[4])
 local window = tonumber(ARGV[3])
 local max = tonumber(ARGV[2])
@@ -43,9 +56,15 @@ local entry = redis.call('ZRANGE', KEYS[1], idx, idx, 'WITHSCORES')
 local release = now + window
 if entry[2] then release = tonumber(entry[2]) + window * (rounds + 1) end
 return {0, posted + ahead + 1, release}
-`;
+`);
 
 export type RateDecision = { readonly granted: true; readonly number: number } | { readonly granted: false; readonly number: number; readonly releaseAt: number };
+
+/** Count the draft only while its hash says it is in one of these states (sent with the draft's creation). */
+export interface DraftGuard {
+  readonly key: string;
+  readonly states: readonly string[];
+}
 
 export class DraftRateLimit {
   readonly postedKey: string;
@@ -62,8 +81,15 @@ export class DraftRateLimit {
   }
 
   async acquire(draftId: string, now = Date.now()): Promise<RateDecision> {
-    const out = (await this.redis.eval(ACQUIRE, 2, this.postedKey, this.waitingKey, draftId, String(this.max), String(this.windowMs), String(now))) as number[];
-    const [granted, n, release] = out;
+    return (await this.acquireIf(draftId, now, null))!;
+  }
+
+  /** `acquire`, but null (nothing counted) when the draft is not in one of the guard's states. */
+  async acquireIf(draftId: string, now: number, guard: DraftGuard | null): Promise<RateDecision | null> {
+    const keys = guard ? [this.postedKey, this.waitingKey, guard.key] : [this.postedKey, this.waitingKey];
+    const args = [draftId, String(this.max), String(this.windowMs), String(now), ...(guard ? [guard.states.join(",")] : [])];
+    const [granted, n, release] = (await ACQUIRE.run(this.redis, keys, args)) as number[];
+    if (granted === -1) return null;
     if (granted === 1) return { granted: true, number: Number(n) };
     return { granted: false, number: Number(n), releaseAt: Number(release) };
   }

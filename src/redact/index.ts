@@ -118,6 +118,8 @@ export function createRedactor(opts: RedactorOptions = {}): Redactor {
       return redacted === stripped ? redactPlain(text) : redacted;
     },
     text(multiline: string): string {
+      // Every rule is line-local and the scan is line-aware: without escapes, PEM markers or lone CRs, one pass does all lines.
+      if (!multiline.includes("\r") && !hasAnsi(multiline) && !mayTouchPem(multiline)) return redactFlat(multiline);
       const stream = createLineRedactor(redactor);
       const parts = multiline.split(/(\r\n|\n|\r)/);
       for (let i = 0; i < parts.length; i += 2) parts[i] = stream(parts[i] ?? "");

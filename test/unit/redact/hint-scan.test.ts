@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { HintScanner, minimalHints, type Hint } from "../../../src/redact/hint-scan.js";
-import { createRedactor, KEY_SHAPES, REDACTED } from "../../../src/redact/index.js";
+import { createLineRedactor, createRedactor, KEY_SHAPES, REDACTED } from "../../../src/redact/index.js";
 
 /** Words of one to three fragments, with separators between them (the shapes want a word start). */
 function lineOf(fragments: readonly string[], maxWords: number): fc.Arbitrary<string> {
@@ -72,6 +72,19 @@ describe("redactor.bytes", () => {
   const secret = "s3cr3t-välue-0123";
   const redactor = createRedactor({ secrets: [secret] });
   const FRAGMENTS = [...SHAPE_FRAGMENTS, secret, "A_TOKEN=", "MY_SECRET: ", '"X_KEY":"v"', "\x1b[31m", "\x1b[0m", "-----BEGIN RSA PRIVATE KEY-----", "ü€", "\r", "{", "}"];
+
+  it("text() of many lines equals the line redactor on each line, for random texts", () => {
+    fc.assert(
+      fc.property(fc.array(lineOf(FRAGMENTS, 10), { minLength: 1, maxLength: 8, size: "max" }), (lines) => {
+        // The reference: split at every line end text() knows, each line through one line redactor.
+        const each = createLineRedactor(redactor);
+        const text = lines.join("\n");
+        const parts = text.split(/(\r\n|\n|\r)/).map((part, i) => (i % 2 === 0 ? each(part) : part));
+        expect(redactor.text(text)).toBe(parts.join(""));
+      }),
+      { numRuns: 5000 },
+    );
+  });
 
   it("equals line() on every line, for random blocks", () => {
     fc.assert(

@@ -1,0 +1,208 @@
+// The first of the bridge's two flows: research completion → assess → rules → claim → effects, and for
+// an action-shaped one → draft → rate limit → post. Every step can be repeated: a job retried after a
+// crash resumes the decision it claimed and repeats no effect recorded as done (ADR 0004). Round trips
+// are few on purpose (issue 14): the claim answers with the record that owns the interaction, the
+// draft's creation goes out with its rate-limit count and the kill-switch read, and each step's marks
+// are one write.
+import { assessInSteps, type Assessment } from "./assess.js";
+import { iso, type BridgeDeps } from "./bridge-deps.js";
+import type { MargotIntentResult, MargotResearchCompletion } from "./contract.js";
+import type { DraftPoster } from "./draft-posting.js";
+import type { NewDraft, StoredDraft } from "./drafts.js";
+import type { EffectLog } from "./effects.js";
+import { FOLLOW_UP_REQUEST_MAX } from "./follow-ups.js";
+import { INTENT_MEMORY_S, type IntentRecord, type StoredIntent } from "./intents.js";
+import { yieldToEventLoop } from "./outbound.js";
+import type { Project } from "./projects.js";
+import { applyRules } from "./rules.js";
+import { renderTicket, type TicketInput } from "./ticket.js";
+
+/** A decision made unaware of a suppression is made again knowing it; more than this many turns means the state keeps changing. */
+const CLAIM_TURNS = 4;
+
+export class CompletionFlow {
+  constructor(
+    private readonly deps: BridgeDeps,
+    private readonly poster: DraftPoster,
+    private readonly now: () => number,
+    private readonly newDraftId: () => string,
+  ) {}
+
+  /** One research completion. `jobKey` identifies the job (id + creation time), stable across its retries. */
+  async process(completion: MargotResearchCompletion, jobKey: string): Promise<MargotIntentResult> {
+    const { settings } = this.deps;
+    const projects = await this.deps.projects();
+    const assessment = await assessInSteps(completion.body, { projects, destructiveVerbs: settings.destructiveVerbs, interactionId: completion.interaction_id }, yieldToEventLoop);
+    let suppressedUntil: Date | null = null;
+    for (let turn = 0; turn < CLAIM_TURNS; turn++) {
+      const record = await this.decide(completion, jobKey, assessment, projects, suppressedUntil);
+      const ttlS = suppressedUntil !== null ? (suppressedUntil.getTime() - this.now()) / 1000 : INTENT_MEMORY_S;
+      const claim = await this.deps.intents.claim(record, { suppressedUntil, ttlS });
+      if (claim.outcome === "suppressed") {
+        suppressedUntil = claim.until;
+        continue;
+      }
+      if (claim.outcome === "taken") return this.duplicateOf(claim.record);
+      return this.carryOut(claim, jobKey);
+    }
+    throw new Error(`interaction ${completion.interaction_id}: its suppression changed ${CLAIM_TURNS} times while it was being decided; retrying`);
+  }
+
+  private async decide(completion: MargotResearchCompletion, jobKey: string, assessment: Assessment, projects: readonly Project[], suppressedUntil: Date | null): Promise<IntentRecord> {
+    const { classification, action, destructiveVerbs, followUpSentences } = assessment;
+    const text = this.poster.text;
+    const outcome = applyRules({ classification, targetRepo: action?.target_repo ?? null, destructiveVerbs, projects, suppressedUntil });
+    const title = action ? text.text(action.proposed_action) : null;
+    const draftId = outcome.route === "draft" ? this.newDraftId() : null;
+    const result: MargotIntentResult = {
+      interaction_id: completion.interaction_id,
+      classification: classification.classification,
+      confidence: classification.confidence,
+      action_summary: title,
+      target_repo: action?.target_repo ?? null,
+      draft_id: draftId,
+      skipped_reason: outcome.route === "stop" ? outcome.explanation : null,
+      status: outcome.route === "stop" ? outcome.status : "drafted",
+      reason: outcome.route === "stop" ? outcome.reason : null,
+    };
+    let draft: NewDraft | null = null;
+    if (action && draftId && title) {
+      const ticket: TicketInput = {
+        proposed_action: title,
+        interaction_id: completion.interaction_id,
+        draft_id: draftId,
+        ts: null,
+        research_body: await text.inSlices(completion.body),
+        proposed_action_detail: text.text(action.proposed_action_detail),
+        target_repo: action.target_repo,
+        target_candidates: action.candidates,
+        proposed_branch: action.proposed_branch,
+        complexity_tier: action.complexity_tier,
+        max_files: action.max_files,
+        acceptance_criteria: action.acceptance_criteria.map((c) => text.text(c)),
+        out_of_scope: action.out_of_scope.map((c) => text.text(c)),
+      };
+      // Every part that goes into the body is redacted, so the body needs no pass of its own (and none when it is sent).
+      const shown: TicketInput = {
+        ...ticket,
+        interaction_id: text.text(ticket.interaction_id),
+        target_repo: ticket.target_repo === null ? null : text.text(ticket.target_repo),
+        target_candidates: ticket.target_candidates.map((c) => text.text(c)),
+        proposed_branch: text.text(ticket.proposed_branch),
+      };
+      draft = {
+        id: draftId,
+        interaction_id: completion.interaction_id,
+        title,
+        body: renderTicket(shown, { via: this.deps.channel.kind }),
+        ticket,
+        target_repo: action.target_repo,
+        project: action.project,
+        classification: classification.classification,
+        confidence: classification.confidence,
+        channel: this.deps.channel.kind,
+        created_at: iso(this.now()),
+      };
+    }
+    const follow_up =
+      result.status === "follow_up"
+        ? {
+            interaction_id: completion.interaction_id,
+            originating_session_id: completion.originating_session_id,
+            originated_at: completion.originated_at,
+            request: text.text(followUpSentences.join(" ")).slice(0, FOLLOW_UP_REQUEST_MAX) || "(no request sentence found)",
+          }
+        : null;
+    return { job: jobKey, result, draft, follow_up, decided_at: iso(this.now()) };
+  }
+
+  private async carryOut({ record, effects }: StoredIntent, token: string): Promise<MargotIntentResult> {
+    const { audit, ledger, followUps } = this.deps;
+    const r = record.result;
+    if (record.draft !== null) return this.carryOutDraft(record, record.draft, effects, token);
+    const outcome = r.status === "rejected" || r.status === "suppressed" || r.status === "follow_up" ? r.status : "informational";
+    const followUp = r.status === "follow_up" ? record.follow_up : null;
+    await effects.run([
+      this.classified(r),
+      ...(r.status === "rejected"
+        ? [["audit:rejected", () => audit.emit({ type: "margot_intent_rejected", interaction_id: r.interaction_id, draft_id: null, reason: r.reason ?? "rejected", rejected_by: "rules" })] as const]
+        : []),
+      ...(followUp ? [["follow_up", () => followUps.append(followUp)] as const] : []),
+      ["ledger", () => ledger.append({ interaction_id: r.interaction_id, classification: r.classification, confidence: r.confidence, outcome, reason: r.reason ?? undefined })],
+    ]);
+    await effects.record();
+    return r;
+  }
+
+  private classified(r: MargotIntentResult) {
+    return ["audit:classified", () => this.deps.audit.emit({ type: "margot_intent_classified", interaction_id: r.interaction_id, classification: r.classification, confidence: r.confidence, status: r.status, reason: r.reason })] as const;
+  }
+
+  private async carryOutDraft(record: IntentRecord, newDraft: NewDraft, intentEffects: EffectLog, token: string): Promise<MargotIntentResult> {
+    const { drafts, rateLimit, ledger, timers } = this.deps;
+    const id = newDraft.id;
+    // One round trip: the draft created (or found, on a retry), counted while it is still pending, and the kill switch read.
+    const [stored, decision, hold] = await Promise.all([drafts.create(newDraft), rateLimit.acquireIf(id, this.now(), { key: drafts.key(id), states: ["pending"] }), this.poster.holdState()]);
+    let current: StoredDraft = stored;
+    if (decision?.granted === false) {
+      const t = await drafts.transition(id, { token, from: ["pending"], to: "queued", set: { queued_at: iso(this.now()), release_at: iso(decision.releaseAt), draft_number: decision.number }, read: true });
+      if (t.draft) current = t.draft;
+    }
+    const { draft, effects } = current;
+    const queued = draft.state === "queued";
+    const result: MargotIntentResult = {
+      ...record.result,
+      status: queued ? "queued_rate_limit" : "drafted",
+      reason: queued ? "rate_limited" : null,
+      skipped_reason: queued ? `rate limit: ${rateLimit.max} drafts per ${rateLimit.windowMs / 1000} s reached; draft ${id} is queued and posts at ${draft.release_at}` : null,
+    };
+    const classified = this.classified(result);
+    await intentEffects.run([classified]);
+    // The final result (drafted or queued) for duplicates to report, written beside the next step's first command.
+    const recorded = intentEffects.record({ result: JSON.stringify(result) });
+    recorded.catch(() => {}); // awaited below; a rejection meanwhile is not unhandled
+    try {
+      if (queued) {
+        const releaseAt = Date.parse(draft.release_at ?? iso(this.now()));
+        await timers.scheduleRelease(id, releaseAt);
+        await effects.run([
+          ["ledger:queued", () => ledger.append({ interaction_id: draft.interaction_id, classification: draft.classification, confidence: draft.confidence, outcome: "queued_rate_limit", draft_id: id, reason: "rate_limited" })],
+          ["notice:queued", () => this.poster.notice(`draft ${draft.draft_number ?? "?"} of ${rateLimit.max} ${windowWords(rateLimit.windowMs)} queued, posts at ${iso(releaseAt)} (${id}: ${draft.title})`)],
+        ]);
+        await effects.record();
+        return result;
+      }
+      if (await this.poster.held(hold)) {
+        // Kill switch on: the draft waits as queued and posts when it goes off.
+        const at = this.now() + this.poster.holdRecheckMs;
+        await drafts.transition(id, { token, from: ["pending"], to: "queued", set: { queued_at: iso(this.now()), release_at: iso(at), draft_number: decision?.number ?? null } });
+        await timers.scheduleHold(id, at);
+        return { ...result, skipped_reason: `the kill switch is on: draft ${id} waits and is posted when it goes off` };
+      }
+      // Only from pending: a draft another job is posting stays that job's (its own retry resumes by token).
+      await this.poster.post(current, token, { from: ["pending"], kind: "new", number: decision?.number ?? null });
+      return result;
+    } finally {
+      await recorded;
+    }
+  }
+
+  /** A duplicate answers with where the interaction stands now, not with its first decision. */
+  private async duplicateOf(record: IntentRecord): Promise<MargotIntentResult> {
+    const r = record.result;
+    const draft = r.draft_id ? await this.deps.drafts.get(r.draft_id) : null;
+    const state = draft ? (draft.state === "approved" && draft.linear_issue_id ? "accepted" : draft.state) : r.status;
+    const detail = draft?.decided_by ? ` by ${draft.decided_by} at ${draft.decided_at}` : "";
+    return {
+      ...r,
+      status: "duplicate",
+      reason: "duplicate_interaction",
+      current_state: state,
+      skipped_reason: `interaction ${r.interaction_id} was already processed at ${record.decided_at} (${r.status}${r.draft_id ? `, draft ${r.draft_id}` : ""}); it is now ${state}${detail}`,
+    };
+  }
+}
+
+function windowWords(windowMs: number): string {
+  return windowMs === 86_400_000 ? "today" : `in this ${windowMs / 1000} s window`;
+}
