@@ -6,6 +6,7 @@ import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_BODY_LIMIT_BYTES } from "../../../src/http/api.js";
 import { CliProcess, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
+import { ACTION_BODY, MargotScope } from "../../helpers/margot-scope.js";
 import { rawRequest } from "../../helpers/raw-http.js";
 import { RunScope } from "../../helpers/run-scope.js";
 
@@ -49,6 +50,16 @@ async function finished(queue: string, id: string): Promise<any> {
     return job.state === "completed" || job.state === "failed";
   }, 30_000, () => `job ${id} to finish (${JSON.stringify(job)})`);
   return job;
+}
+
+type Family = { name: string; type: string; metrics: Array<{ value?: string; labels?: Record<string, string>; buckets?: Record<string, string> }> };
+
+/** GET /metrics of a service, parsed by a Prometheus text parser. */
+async function scrape(url: string, headers: Record<string, string> = {}): Promise<{ res: Response; text: string; family(name: string): Family }> {
+  const res = await fetch(`${url}/metrics`, { headers });
+  const text = await res.text();
+  const families = parsePrometheusTextFormat(text) as Family[];
+  return { res, text, family: (name) => families.find((f) => f.name === name) ?? { name, type: "", metrics: [] } };
 }
 
 describe("POST /v1/sandcastle-runs", () => {
@@ -174,18 +185,15 @@ describe("other endpoints", () => {
     const skipped = await call("POST", "/v1/sandcastle-runs", admin, s.request({}, { FAKE_MODE: "ok" }));
     expect((await finished("sandcastle-run", skipped.body.job_id)).result).toMatchObject({ status: "skipped", skip_reason: "kill_switch_active" });
     await call("POST", "/v1/killswitch", admin, { active: false });
-    let res = await fetch(`${base}/metrics`, { headers: viewer });
+    let scraped = await scrape(base, viewer);
     // The skip reaches the counter through the event stream: give it a moment.
     await waitFor(async () => {
-      res = await fetch(`${base}/metrics`, { headers: viewer });
-      return /scq_run_skips_total\{reason="kill_switch_active"\} 1/.test(await res.clone().text());
+      scraped = await scrape(base, viewer);
+      return /scq_run_skips_total\{reason="kill_switch_active"\} 1/.test(scraped.text);
     }, 10_000, () => "the skip to be counted");
+    const { res, text, family } = scraped;
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
-    type Family = { name: string; type: string; metrics: Array<{ value?: string; labels?: Record<string, string>; buckets?: Record<string, string> }> };
-    const text = await res.text();
-    const families = parsePrometheusTextFormat(text) as Family[];
-    const family = (name: string) => families.find((f) => f.name === name)!;
     // The parser folds a labelled histogram into one series: parse each status' lines on their own.
     const runsEnded = (status: string) => {
       const lines = text.split("\n").filter((l) => l.startsWith("# ") ? l.includes("scq_run_duration_seconds ") : l.startsWith("scq_run_duration_seconds_bucket") && l.includes(`status="${status}"`));
@@ -202,6 +210,28 @@ describe("other endpoints", () => {
     expect(family("scq_run_failures_total").metrics).toEqual(expect.arrayContaining([{ labels: { reason: "agent_unavailable" }, value: "1" }, { labels: { reason: "cancelled" }, value: "1" }]));
     expect(family("scq_margot_intents_total").metrics).toEqual(expect.arrayContaining([{ labels: { status: "informational" }, value: "1" }]));
     expect((await fetch(`${base}/metrics`)).status).toBe(401);
+  });
+
+  it("GET /metrics counts Margot drafts by outcome: two drafted, one rejected on the local review channel, one expired", async () => {
+    const m = await new MargotScope().start();
+    try {
+      // Expiry with room for a CLI start on a loaded machine before it: the rejected draft must not expire first.
+      const env = m.localEnv({ MARGOT_DRAFT_EXPIRY_SECONDS: "8" });
+      const service = await m.service(env);
+      const [rejected, expired] = await Promise.all([m.submit(m.completion(ACTION_BODY)), m.submit(m.completion(ACTION_BODY))]);
+      expect([rejected.status, expired.status]).toEqual(["drafted", "drafted"]);
+      const react = await runCli(["drafts", "react", rejected.draft_id!, "reject"], env);
+      expect(react.code, react.stderr).toBe(0);
+      await m.waitState(expired.draft_id!, "expired", 20_000);
+      expect((await m.draft(rejected.draft_id!)).state).toBe("rejected");
+      const outcomes = () => scrape(m.baseUrl).then(({ family }) => Object.fromEntries(family("scq_margot_drafts_total").metrics.map((s) => [s.labels?.outcome, s.value])));
+      // The expiry reaches the counter through the event stream: give it a moment.
+      await waitFor(async () => (await outcomes()).expired === "1", 10_000, () => "the expiry to be counted");
+      expect(await outcomes()).toEqual({ drafted: "2", rejected: "1", expired: "1" });
+      await service.stop();
+    } finally {
+      await m.close();
+    }
   });
 });
 
