@@ -133,6 +133,25 @@ describe("other endpoints", () => {
     expect(job.result).toMatchObject({ interaction_id: completion.interaction_id, status: "informational" });
   });
 
+  it("POST /v1/margot-intents with Idempotency-Key: a repeat returns the same job with 200, not a second job; the key with another body is 422", async () => {
+    const completion = { interaction_id: `api-idem-${Date.now()}`, body: "What's new in Next.js 15? Nothing affects us.", originated_at: "2026-09-17T03:04:05Z", originating_session_id: "s1" };
+    const key = { ...admin, "idempotency-key": `mk-${Date.now()}` };
+    const first = await call("POST", "/v1/margot-intents", key, completion);
+    expect(first).toMatchObject({ status: 201, body: { job_id: `intent-${completion.interaction_id}`, duplicate: false } });
+    const soon = await call("POST", "/v1/margot-intents", key, completion);
+    expect(soon.status).toBe(200);
+    expect(soon.body).toEqual(first.body);
+    const done = await finished("margot-intent", first.body.job_id);
+    // Without the key, a repeat of a finished interaction replaces its job (a new one answers "duplicate"); with it, nothing is added.
+    const later = await call("POST", "/v1/margot-intents", key, completion);
+    expect(later.status).toBe(200);
+    expect(later.body).toEqual(first.body);
+    const after = (await call("GET", `/v1/jobs/margot-intent/${first.body.job_id}`, viewer)).body;
+    expect(after).toMatchObject({ state: "completed", created_at: done.created_at, finished_at: done.finished_at, result: { interaction_id: completion.interaction_id, status: "informational" } });
+    expect(s.auditRows().filter((r) => r.interaction_id === completion.interaction_id && r.type === "margot_intent_classified")).toHaveLength(1);
+    expect((await call("POST", "/v1/margot-intents", key, { ...completion, originating_session_id: "s2" })).status).toBe(422);
+  });
+
   it("GET /v1/jobs: 404 for an unknown queue or job; readable with the viewer token", async () => {
     expect((await call("GET", "/v1/jobs/nope/x", viewer)).status).toBe(404);
     expect((await call("GET", "/v1/jobs/sandcastle-run/run-nope", viewer)).status).toBe(404);
@@ -208,7 +227,8 @@ describe("other endpoints", () => {
     expect(runsEnded("failed")).toBe(1);
     expect(runsEnded("killed")).toBe(1);
     expect(family("scq_run_failures_total").metrics).toEqual(expect.arrayContaining([{ labels: { reason: "agent_unavailable" }, value: "1" }, { labels: { reason: "cancelled" }, value: "1" }]));
-    expect(family("scq_margot_intents_total").metrics).toEqual(expect.arrayContaining([{ labels: { status: "informational" }, value: "1" }]));
+    // The two informational completions of the margot-intents tests above.
+    expect(family("scq_margot_intents_total").metrics).toEqual(expect.arrayContaining([{ labels: { status: "informational" }, value: "2" }]));
     expect((await fetch(`${base}/metrics`)).status).toBe(401);
   });
 
