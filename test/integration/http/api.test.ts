@@ -6,6 +6,7 @@ import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_BODY_LIMIT_BYTES } from "../../../src/http/api.js";
 import { CliProcess, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
+import { ACTION_BODY, MargotScope } from "../../helpers/margot-scope.js";
 import { rawRequest } from "../../helpers/raw-http.js";
 import { RunScope } from "../../helpers/run-scope.js";
 
@@ -49,6 +50,16 @@ async function finished(queue: string, id: string): Promise<any> {
     return job.state === "completed" || job.state === "failed";
   }, 30_000, () => `job ${id} to finish (${JSON.stringify(job)})`);
   return job;
+}
+
+type Family = { name: string; type: string; metrics: Array<{ value?: string; labels?: Record<string, string>; buckets?: Record<string, string> }> };
+
+/** GET /metrics of a service, parsed by a Prometheus text parser. */
+async function scrape(url: string, headers: Record<string, string> = {}): Promise<{ res: Response; text: string; family(name: string): Family }> {
+  const res = await fetch(`${url}/metrics`, { headers });
+  const text = await res.text();
+  const families = parsePrometheusTextFormat(text) as Family[];
+  return { res, text, family: (name) => families.find((f) => f.name === name) ?? { name, type: "", metrics: [] } };
 }
 
 describe("POST /v1/sandcastle-runs", () => {
@@ -122,6 +133,25 @@ describe("other endpoints", () => {
     expect(job.result).toMatchObject({ interaction_id: completion.interaction_id, status: "informational" });
   });
 
+  it("POST /v1/margot-intents with Idempotency-Key: a repeat returns the same job with 200, not a second job; the key with another body is 422", async () => {
+    const completion = { interaction_id: `api-idem-${Date.now()}`, body: "What's new in Next.js 15? Nothing affects us.", originated_at: "2026-09-17T03:04:05Z", originating_session_id: "s1" };
+    const key = { ...admin, "idempotency-key": `mk-${Date.now()}` };
+    const first = await call("POST", "/v1/margot-intents", key, completion);
+    expect(first).toMatchObject({ status: 201, body: { job_id: `intent-${completion.interaction_id}`, duplicate: false } });
+    const soon = await call("POST", "/v1/margot-intents", key, completion);
+    expect(soon.status).toBe(200);
+    expect(soon.body).toEqual(first.body);
+    const done = await finished("margot-intent", first.body.job_id);
+    // Without the key, a repeat of a finished interaction replaces its job (a new one answers "duplicate"); with it, nothing is added.
+    const later = await call("POST", "/v1/margot-intents", key, completion);
+    expect(later.status).toBe(200);
+    expect(later.body).toEqual(first.body);
+    const after = (await call("GET", `/v1/jobs/margot-intent/${first.body.job_id}`, viewer)).body;
+    expect(after).toMatchObject({ state: "completed", created_at: done.created_at, finished_at: done.finished_at, result: { interaction_id: completion.interaction_id, status: "informational" } });
+    expect(s.auditRows().filter((r) => r.interaction_id === completion.interaction_id && r.type === "margot_intent_classified")).toHaveLength(1);
+    expect((await call("POST", "/v1/margot-intents", key, { ...completion, originating_session_id: "s2" })).status).toBe(422);
+  });
+
   it("GET /v1/jobs: 404 for an unknown queue or job; readable with the viewer token", async () => {
     expect((await call("GET", "/v1/jobs/nope/x", viewer)).status).toBe(404);
     expect((await call("GET", "/v1/jobs/sandcastle-run/run-nope", viewer)).status).toBe(404);
@@ -174,18 +204,15 @@ describe("other endpoints", () => {
     const skipped = await call("POST", "/v1/sandcastle-runs", admin, s.request({}, { FAKE_MODE: "ok" }));
     expect((await finished("sandcastle-run", skipped.body.job_id)).result).toMatchObject({ status: "skipped", skip_reason: "kill_switch_active" });
     await call("POST", "/v1/killswitch", admin, { active: false });
-    let res = await fetch(`${base}/metrics`, { headers: viewer });
+    let scraped = await scrape(base, viewer);
     // The skip reaches the counter through the event stream: give it a moment.
     await waitFor(async () => {
-      res = await fetch(`${base}/metrics`, { headers: viewer });
-      return /scq_run_skips_total\{reason="kill_switch_active"\} 1/.test(await res.clone().text());
+      scraped = await scrape(base, viewer);
+      return /scq_run_skips_total\{reason="kill_switch_active"\} 1/.test(scraped.text);
     }, 10_000, () => "the skip to be counted");
+    const { res, text, family } = scraped;
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
-    type Family = { name: string; type: string; metrics: Array<{ value?: string; labels?: Record<string, string>; buckets?: Record<string, string> }> };
-    const text = await res.text();
-    const families = parsePrometheusTextFormat(text) as Family[];
-    const family = (name: string) => families.find((f) => f.name === name)!;
     // The parser folds a labelled histogram into one series: parse each status' lines on their own.
     const runsEnded = (status: string) => {
       const lines = text.split("\n").filter((l) => l.startsWith("# ") ? l.includes("scq_run_duration_seconds ") : l.startsWith("scq_run_duration_seconds_bucket") && l.includes(`status="${status}"`));
@@ -200,8 +227,31 @@ describe("other endpoints", () => {
     expect(runsEnded("failed")).toBe(1);
     expect(runsEnded("killed")).toBe(1);
     expect(family("scq_run_failures_total").metrics).toEqual(expect.arrayContaining([{ labels: { reason: "agent_unavailable" }, value: "1" }, { labels: { reason: "cancelled" }, value: "1" }]));
-    expect(family("scq_margot_intents_total").metrics).toEqual(expect.arrayContaining([{ labels: { status: "informational" }, value: "1" }]));
+    // The two informational completions of the margot-intents tests above.
+    expect(family("scq_margot_intents_total").metrics).toEqual(expect.arrayContaining([{ labels: { status: "informational" }, value: "2" }]));
     expect((await fetch(`${base}/metrics`)).status).toBe(401);
+  });
+
+  it("GET /metrics counts Margot drafts by outcome: two drafted, one rejected on the local review channel, one expired", async () => {
+    const m = await new MargotScope().start();
+    try {
+      // Expiry with room for a CLI start on a loaded machine before it: the rejected draft must not expire first.
+      const env = m.localEnv({ MARGOT_DRAFT_EXPIRY_SECONDS: "8" });
+      const service = await m.service(env);
+      const [rejected, expired] = await Promise.all([m.submit(m.completion(ACTION_BODY)), m.submit(m.completion(ACTION_BODY))]);
+      expect([rejected.status, expired.status]).toEqual(["drafted", "drafted"]);
+      const react = await runCli(["drafts", "react", rejected.draft_id!, "reject"], env);
+      expect(react.code, react.stderr).toBe(0);
+      await m.waitState(expired.draft_id!, "expired", 20_000);
+      expect((await m.draft(rejected.draft_id!)).state).toBe("rejected");
+      const outcomes = () => scrape(m.baseUrl).then(({ family }) => Object.fromEntries(family("scq_margot_drafts_total").metrics.map((s) => [s.labels?.outcome, s.value])));
+      // The expiry reaches the counter through the event stream: give it a moment.
+      await waitFor(async () => (await outcomes()).expired === "1", 10_000, () => "the expiry to be counted");
+      expect(await outcomes()).toEqual({ drafted: "2", rejected: "1", expired: "1" });
+      await service.stop();
+    } finally {
+      await m.close();
+    }
   });
 });
 

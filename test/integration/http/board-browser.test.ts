@@ -1,10 +1,12 @@
 // Bull Board in a real headless Chromium (Debian's, driven by playwright-core; no browser download): log in
-// with the token, see the three queues with their counts, find a killed run under FAILED with its log lines.
+// with the token, see the three queues with the counts BullMQ reports, find a killed run under FAILED with its log lines.
 // A screenshot goes to artifacts/ (git-ignored) for a person to look at.
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import { isDeepStrictEqual } from "node:util";
+import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openQueues, QUEUE_NAMES, scheduleReap, type Queues } from "../../../queues/index.js";
 import { CliProcess, stopAllCli, waitFor } from "../../helpers/cli.js";
 import { RunScope } from "../../helpers/run-scope.js";
 
@@ -16,12 +18,14 @@ let s: RunScope;
 let base: string;
 let browser: Browser;
 let killedRun: string;
+let queues: Queues;
 
 const api = (path: string, init: RequestInit = {}) => fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json", ...init.headers } });
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
   s = new RunScope();
+  queues = openQueues(s.redis, s.prefix);
   const service = new CliProcess(["start"], s.env({ PORT: "0", SCQ_API_TOKEN: ADMIN, SCQ_VIEWER_TOKEN: VIEWER }));
   await service.waitForOutput(/Bull Board at (http:\/\/\S+)\/admin\/queues/);
   base = /Bull Board at (http:\/\/\S+)\/admin\/queues/.exec(service.stdout)![1]!;
@@ -36,6 +40,10 @@ beforeAll(async () => {
   await waitFor(async () => (await s.queue.getJobLogs(killedRun)).logs.join("\n").includes("sleeping"), 10_000);
   expect((await (await api(`/v1/runs/${killedRun}/cancel`, { method: "POST" })).json()) as object).toMatchObject({ outcome: "stopped", state: "failed" });
   await waitFor(async () => (await s.queue.getJob(ok.job_id).then((j) => j?.getState())) === "completed", 20_000);
+  // Every queue holds a job: a Margot completion decided, and a reap an hour out (as retention schedules one).
+  const intent = (await (await api("/v1/margot-intents", { method: "POST", body: JSON.stringify({ interaction_id: `board-${Date.now()}`, body: "What's new in Next.js 15? Nothing affects us.", originated_at: "2026-09-17T03:04:05Z", originating_session_id: "s1" }) })).json()) as { job_id: string };
+  await waitFor(async () => (await queues.margotIntent.getJobState(intent.job_id)) === "completed", 20_000);
+  await scheduleReap(queues.sandboxRetention, { run_id: ok.job_id }, Date.now() + 3_600_000);
 
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -48,8 +56,31 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await stopAllCli();
+  await queues?.close();
   await s?.close();
 });
+
+/** The states the board has a tab for, as BullMQ names them (BullMQ 6 has no paused state: a paused queue's jobs wait). */
+const TAB_STATES = ["active", "waiting", "waiting-children", "prioritized", "completed", "failed", "delayed"] as const;
+
+/** What BullMQ reports for each state of a queue. */
+async function bullCounts(name: string): Promise<Record<string, number>> {
+  const counts = await queues.all.find((q) => q.name === name)!.getJobCounts(...TAB_STATES);
+  return Object.fromEntries(TAB_STATES.map((st) => [st, counts[st] ?? 0]));
+}
+
+/** The count on each status tab of a queue's page, read from the DOM (a tab with no badge shows none: 0). */
+function tabCounts(page: Page): Promise<Record<string, number>> {
+  return page.locator('a[href*="?status="]:has(> [data-text])').evaluateAll((links) =>
+    Object.fromEntries(
+      links.map((a) => {
+        const label = a.querySelector("[data-text]")?.textContent ?? "";
+        const badge = (a.textContent ?? "").replace(label, "").trim();
+        return [new URL(a.getAttribute("href") ?? "", "http://board").searchParams.get("status"), badge === "" ? 0 : Number(badge)];
+      }),
+    ),
+  );
+}
 
 describe("Bull Board in headless Chromium", () => {
   it("logs in with the token, shows the three queues with counts, and the killed run under FAILED with its log lines", async () => {
@@ -78,6 +109,31 @@ describe("Bull Board in headless Chromium", () => {
     expect(overview).toMatch(/failed/i);
     expect(apiStatuses.length).toBeGreaterThan(0);
     expect(apiStatuses.every((st) => st === 200)).toBe(true);
+
+    // Each queue's card totals its jobs; the run queue's flags the killed run as failed.
+    const expected = Object.fromEntries(await Promise.all(QUEUE_NAMES.map(async (name) => [name, await bullCounts(name)] as const)));
+    expect(expected["sandcastle-run"]).toMatchObject({ completed: 1, failed: 1 });
+    expect(expected["margot-intent"]).toMatchObject({ completed: 1 });
+    expect(expected["sandbox-retention"]).toMatchObject({ delayed: 1 });
+    for (const name of QUEUE_NAMES) {
+      const card = page.locator("li", { has: page.locator(`a[title="${name}"]`), hasText: / Jobs?$/m });
+      const total = Object.values(expected[name]!).reduce((a, b) => a + b, 0);
+      expect(await card.innerText(), name).toMatch(new RegExp(`\\b${total} Jobs?\\b`));
+    }
+    const flag = page.locator('a[href$="/queue/sandcastle-run?status=failed"]');
+    expect(await flag.innerText()).toMatch(/^failed\s*1$/i);
+
+    // Each queue's page: every status tab shows what BullMQ reports.
+    for (const name of QUEUE_NAMES) {
+      await page.goto(`${base}/admin/queues/queue/${name}`);
+      let shown: Record<string, number> = {};
+      await waitFor(async () => {
+        shown = await tabCounts(page);
+        // A tab for every state, each with BullMQ's count; any other tab (PAUSED) shows none.
+        return isDeepStrictEqual(Object.fromEntries(TAB_STATES.map((st) => [st, shown[st]])), expected[name]) && Object.entries(shown).every(([st, n]) => st in expected[name]! || n === 0);
+      }, 20_000, () => `the ${name} tabs to show ${JSON.stringify(expected[name])} (shown: ${JSON.stringify(shown)})`);
+      await page.screenshot({ path: join(ARTIFACTS, `board-${name}.png`), fullPage: true });
+    }
 
     // The killed run is under FAILED, with its log lines.
     await page.goto(`${base}/admin/queues/queue/sandcastle-run?status=failed`);

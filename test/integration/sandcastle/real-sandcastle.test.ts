@@ -1,8 +1,10 @@
 // The whole pipeline on the real @ai-hero/sandcastle with the script agent, in real temp git repos.
 import { readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { QueueEvents } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
+import { runPhase } from "../../../queues/index.js";
+import { RUN_PHASES, RunProgress, SandcastleRunResult } from "../../../src/sandcastle/contract.js";
 import { CliProcess, lastJsonLine, runCli, stopAllCli } from "../../helpers/cli.js";
 import { gitOut, makeGitRepo, RunScope } from "../../helpers/run-scope.js";
 
@@ -61,6 +63,39 @@ describe("dry run on the real Sandcastle library", () => {
     expect(results.map((r) => r.status)).toEqual(["ok", "ok", "ok"]);
     for (const i of [1, 2, 3]) {
       expect(gitOut(repo, "show", "--name-only", "--format=", `agent/par-${i}`)).toBe(`hello-par-${i}.txt`);
+    }
+  });
+
+  it("a run reports its phases as job progress, in order: queued → preflight → running → collecting → done", async () => {
+    // Every progress update, as BullMQ's event stream carries it: a poll would miss a phase that lasts milliseconds.
+    const connection = s.backend.client();
+    const events = new QueueEvents("sandcastle-run", { connection, prefix: s.prefix });
+    await events.waitUntilReady();
+    const seen: RunProgress[] = [];
+    let runId = "";
+    events.on("progress", ({ jobId, data }) => {
+      if (jobId === runId) seen.push(RunProgress.parse(data));
+    });
+    // Paused, the queue keeps the run waiting for a worker: it stands queued, with no progress of its own yet.
+    await s.queue.pause();
+    try {
+      const request = s.request({ prompt_template_dir: COMMIT_FILE, repo_workdir: repo, branch: "agent/phases" });
+      const res = await runCli(["enqueue", "sandcastle-run", "--request", "-"], s.env(), { input: JSON.stringify(request) });
+      expect(res.code, res.stderr).toBe(0);
+      runId = (JSON.parse(res.stdout) as { job_id: string }).job_id;
+      const waiting = (await s.queue.getJob(runId))!;
+      expect(await waiting.getState()).toBe("waiting");
+      expect(runPhase(waiting.progress)).toBe("queued");
+      await s.queue.resume();
+      expect((await waiting.waitUntilFinished(events, 120_000)) as SandcastleRunResult).toMatchObject({ status: "ok" });
+      expect(["queued", ...seen.map((p) => p.phase)]).toEqual([...RUN_PHASES]);
+      const times = seen.map((p) => Date.parse(p.at));
+      expect(times).toEqual([...times].sort((a, b) => a - b));
+      expect((await s.queue.getJob(runId))!.progress).toEqual(seen.at(-1));
+    } finally {
+      await s.queue.resume();
+      await events.close();
+      connection.disconnect();
     }
   });
 });

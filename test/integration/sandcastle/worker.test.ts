@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
-import { CLI, CliProcess, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
+import { CLI, CliProcess, lastJsonLine, runCli, stopAllCli, waitFor, type CliResult } from "../../helpers/cli.js";
 import { execFileSync, spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { makeGitRepo, RunScope, SECRET_VALUE } from "../../helpers/run-scope.js";
@@ -161,6 +161,28 @@ describe("sandcastle-run worker", () => {
     expect(res.stderr).toContain(`sandcastle-queue logs ${String(req.session_id)}`);
     expect(res.stderr).toContain(`sandcastle-queue cancel ${runId}`);
     expect(await s.queue.getJob(runId).then((j) => j?.getState())).toBe("waiting");
+  });
+
+  it("--wait-timeout while the run is active says it is still active and how to follow or cancel it, exit 2; both ways work", async () => {
+    await startWorker();
+    const req = s.request({}, { FAKE_MODE: "sleep" });
+    const res = await runCli(["enqueue", "sandcastle-run", "--request", "-", "--wait", "--wait-timeout", "3"], s.env(), { input: JSON.stringify(req) });
+    expect(res.code, res.stderr).toBe(2);
+    const runId = (JSON.parse(res.stdout.trim().split("\n")[0]!) as { job_id: string }).job_id;
+    let cancel: CliResult;
+    try {
+      expect(res.stdout.trim().split("\n")).toHaveLength(1);
+      expect(res.stderr.trim().split("\n")).toEqual([expect.stringMatching(new RegExp(`^sandcastle-queue: gave up waiting after 3 s: job ${runId} is still active and will finish; `))]);
+      expect(res.stderr).toContain(`follow it with \`sandcastle-queue logs ${String(req.session_id)}\``);
+      expect(res.stderr).toContain(`stop it with \`sandcastle-queue cancel ${runId}\``);
+      expect(await s.queue.getJob(runId).then((j) => j?.getState())).toBe("active");
+      const logs = await runCli(["logs", String(req.session_id)], s.env());
+      expect(logs.stdout).toContain("sleeping");
+    } finally {
+      // The fake child outlives a SIGKILLed worker: the run is stopped whatever the assertions said.
+      cancel = await runCli(["cancel", runId], s.env());
+    }
+    expect(lastJsonLine(cancel.stdout)).toMatchObject({ outcome: "stopped", state: "failed", result: { status: "killed", failure_reason: "cancelled" } });
   });
 
   it("enqueue --wait on a terminal shows the phases and the log lines on stderr; stdout stays the job line and the result", async () => {
