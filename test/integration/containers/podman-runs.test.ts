@@ -2,7 +2,7 @@
 // the script agent inside the test image, real Redis. What the issue asks of a container run, checked
 // where it can be seen: git (the commit), `ps` on the host, `podman inspect`, the run directory.
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
@@ -14,6 +14,7 @@ import { makeGitRepo, RunScope, SECRET_VALUE } from "../../helpers/run-scope.js"
 import { redisUrl } from "../../helpers/scope.js";
 
 const TEMPLATE = resolve(import.meta.dirname, "../../fixtures/sandcastle/container-commit");
+const FAILING = resolve(import.meta.dirname, "../../fixtures/sandcastle/failing");
 /** Container runs start a container per phase: slower than dry runs on a busy machine. */
 const RUN_TIMEOUT_MS = 150_000;
 
@@ -45,8 +46,8 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return s.env({ SANDCASTLE_BIN: "", SANDCASTLE_IMAGE: TEST_IMAGE, SANDCASTLE_CONTAINER_MEMORY: "512m", SANDCASTLE_CONTAINER_CPUS: "1", SANDCASTLE_CONTAINER_PIDS: "256", ...engineEnv(), ...extra });
 }
 
-async function startWorker(): Promise<CliProcess> {
-  const w = new CliProcess(["worker"], env());
+async function startWorker(extra: Record<string, string> = {}): Promise<CliProcess> {
+  const w = new CliProcess(["worker"], env(extra));
   await w.waitForOutput(/workers running/, 60_000);
   return w;
 }
@@ -212,6 +213,36 @@ describe.skipIf(skipContainers)("runs in real podman containers", { timeout: 300
     expect(runContainerIds(run.runId)).toEqual([]);
   });
 
+  it("an agent that exits non-zero fails the run agent_failed with its output, and leaves no container and no secret file", async () => {
+    await startWorker();
+    const run = await enqueueWaiting(request({ prompt_template_dir: FAILING, branch: "agent/failing" }));
+    const result = await run.result();
+    expect(result).toMatchObject({ status: "failed", failure_reason: "agent_failed", commits: [] });
+    expect(result.message).toMatch(/exited with code 3/);
+    expect(result.message).toContain("something broke"); // its stderr: it did run, in its container
+    expect(runContainerIds(run.runId)).toEqual([]);
+    expect(existsSync(runDir(run.runId))).toBe(false);
+  });
+
+  it("SANDCASTLE_CONTAINER_CLI naming a wrapper of podman at another path: the run is ok and every engine call goes through it", async () => {
+    const calls = join(s.dir.path, "engine-calls");
+    const wrapper = join(s.dir.path, "engine-bin", "my-podman");
+    mkdirSync(join(s.dir.path, "engine-bin"));
+    const realPodman = execFileSync("sh", ["-c", "command -v podman"], { encoding: "utf8" }).trim();
+    writeFileSync(wrapper, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${calls}'\nexec '${realPodman}' "$@"\n`, { mode: 0o755 });
+    await startWorker({ SANDCASTLE_CONTAINER_CLI: wrapper });
+    const run = await enqueueWaiting(request({ branch: "agent/own-cli" }));
+    const result = await run.result();
+    expect(result).toMatchObject({ status: "ok", branch: "agent/own-cli", failure_reason: null });
+    expect(gitIn(repo, "rev-parse", "agent/own-cli")).toBe(result.commits[0]!.sha);
+    const argv = readFileSync(calls, "utf8").split("\n");
+    expect(argv).toEqual(expect.arrayContaining([expect.stringMatching(/^image exists /), `rm --force --time=0 ${run.runId}`]));
+    expect(argv.some((a) => a.startsWith(`run --detach --name=${run.runId} `))).toBe(true);
+    expect(argv.some((a) => a.startsWith("exec ") && a.includes(` ${run.runId} sh -c `))).toBe(true);
+    expect(argv.join("\n")).not.toContain(SECRET_VALUE);
+    expect(runContainerIds(run.runId)).toEqual([]);
+  });
+
   it.skipIf(process.getuid?.() !== 0)("a repository owned by root is refused: the agent never runs as root", async () => {
     const rootRepo = join(s.dir.path, "root-repo");
     makeGitRepo(rootRepo);
@@ -223,3 +254,4 @@ describe.skipIf(skipContainers)("runs in real podman containers", { timeout: 300
     expect(runContainerIds(run.runId)).toEqual([]);
   });
 });
+
