@@ -3,6 +3,7 @@
 // printed (a developer's laptop); =skip skips them. The image comes from scripts/build-sandbox-image.sh
 // (cached: built once per machine, serialized by the script's own lock), built when a container test file loads.
 import { execFileSync, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { chownSync, lstatSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { DEFAULT_SANDBOX_IMAGE, LABEL_RUN_ID } from "../../src/sandcastle/container-args.js";
@@ -59,6 +60,16 @@ if (reason !== undefined && containerMode === "require") {
 if (reason !== undefined) console.warn(`container tests skipped: ${reason} (SCQ_TEST_CONTAINERS=require makes this a failure)`);
 /** true: describe.skipIf(skipContainers). */
 export const skipContainers = reason !== undefined;
+
+/**
+ * TEST_IMAGE plus the agent CLI stand-ins of test/fixtures/agent-clis (its Containerfile), under a tag of
+ * the caller's own (two test runs on one machine never share it); `remove` untags it. Offline: the base is local.
+ */
+export function buildAgentCliImage(): { image: string; remove(): void } {
+  const image = `localhost/sandcastle-queue-agent-clis:test-${randomBytes(4).toString("hex")}`;
+  podman(["build", "--pull=never", "--quiet", `--build-arg=BASE=${TEST_IMAGE}`, `--tag=${image}`, join(ROOT, "test/fixtures/agent-clis")]);
+  return { image, remove: () => void podman(["rmi", "--force", image], { allowFail: true }) };
+}
 
 /** Container ids carrying the run's label (any state), whoever made them. */
 export function runContainerIds(runId: string): string[] {

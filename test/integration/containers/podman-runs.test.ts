@@ -1,19 +1,25 @@
 // Non-dry runs in real podman containers: real worker processes, the real child and Sandcastle library,
-// the script agent inside the test image, real Redis. What the issue asks of a container run, checked
-// where it can be seen: git (the commit), `ps` on the host, `podman inspect`, the run directory.
+// the script agent inside the test image (and the real agents, their CLIs' stand-ins in a layer over it),
+// real Redis. What the issue asks of a container run, checked where it can be seen: git (the commit),
+// `ps` on the host, `podman inspect`, the run directory.
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { AGENT_CLIS, DEFAULT_MODELS } from "../../../src/sandcastle/child/agents.js";
 import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
 import { LABEL_DEPLOYMENT, LABEL_RUN_ID, SECRET_ENV_PATH } from "../../../src/sandcastle/container-args.js";
 import { deploymentLabel } from "../../../src/sandcastle/run-containers.js";
 import { CliProcess, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
-import { engineEnv, giveToAgentUser, gitIn, inspect, podman, runContainerIds, skipContainers, TEST_IMAGE } from "../../helpers/containers.js";
+import { buildAgentCliImage, engineEnv, giveToAgentUser, gitIn, inspect, podman, runContainerIds, skipContainers, TEST_IMAGE } from "../../helpers/containers.js";
 import { makeGitRepo, RunScope, SECRET_VALUE } from "../../helpers/run-scope.js";
 import { redisUrl } from "../../helpers/scope.js";
 
 const TEMPLATE = resolve(import.meta.dirname, "../../fixtures/sandcastle/container-commit");
+const FAILING = resolve(import.meta.dirname, "../../fixtures/sandcastle/failing");
+const COMMIT_FILE = resolve(import.meta.dirname, "../../fixtures/sandcastle/commit-file");
+/** codex's key: a second manifest value, so each CLI is seen to get its own. */
+const OPENAI_SECRET = "sk-proj-process-level-openai-secret-0123456789abcdef";
 /** Container runs start a container per phase: slower than dry runs on a busy machine. */
 const RUN_TIMEOUT_MS = 150_000;
 
@@ -45,8 +51,8 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return s.env({ SANDCASTLE_BIN: "", SANDCASTLE_IMAGE: TEST_IMAGE, SANDCASTLE_CONTAINER_MEMORY: "512m", SANDCASTLE_CONTAINER_CPUS: "1", SANDCASTLE_CONTAINER_PIDS: "256", ...engineEnv(), ...extra });
 }
 
-async function startWorker(): Promise<CliProcess> {
-  const w = new CliProcess(["worker"], env());
+async function startWorker(extra: Record<string, string> = {}): Promise<CliProcess> {
+  const w = new CliProcess(["worker"], env(extra));
   await w.waitForOutput(/workers running/, 60_000);
   return w;
 }
@@ -212,6 +218,36 @@ describe.skipIf(skipContainers)("runs in real podman containers", { timeout: 300
     expect(runContainerIds(run.runId)).toEqual([]);
   });
 
+  it("an agent that exits non-zero fails the run agent_failed with its output, and leaves no container and no secret file", async () => {
+    await startWorker();
+    const run = await enqueueWaiting(request({ prompt_template_dir: FAILING, branch: "agent/failing" }));
+    const result = await run.result();
+    expect(result).toMatchObject({ status: "failed", failure_reason: "agent_failed", commits: [] });
+    expect(result.message).toMatch(/exited with code 3/);
+    expect(result.message).toContain("something broke"); // its stderr: it did run, in its container
+    expect(runContainerIds(run.runId)).toEqual([]);
+    expect(existsSync(runDir(run.runId))).toBe(false);
+  });
+
+  it("SANDCASTLE_CONTAINER_CLI naming a wrapper of podman at another path: the run is ok and every engine call goes through it", async () => {
+    const calls = join(s.dir.path, "engine-calls");
+    const wrapper = join(s.dir.path, "engine-bin", "my-podman");
+    mkdirSync(join(s.dir.path, "engine-bin"));
+    const realPodman = execFileSync("sh", ["-c", "command -v podman"], { encoding: "utf8" }).trim();
+    writeFileSync(wrapper, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${calls}'\nexec '${realPodman}' "$@"\n`, { mode: 0o755 });
+    await startWorker({ SANDCASTLE_CONTAINER_CLI: wrapper });
+    const run = await enqueueWaiting(request({ branch: "agent/own-cli" }));
+    const result = await run.result();
+    expect(result).toMatchObject({ status: "ok", branch: "agent/own-cli", failure_reason: null });
+    expect(gitIn(repo, "rev-parse", "agent/own-cli")).toBe(result.commits[0]!.sha);
+    const argv = readFileSync(calls, "utf8").split("\n");
+    expect(argv).toEqual(expect.arrayContaining([expect.stringMatching(/^image exists /), `rm --force --time=0 ${run.runId}`]));
+    expect(argv.some((a) => a.startsWith(`run --detach --name=${run.runId} `))).toBe(true);
+    expect(argv.some((a) => a.startsWith("exec ") && a.includes(` ${run.runId} sh -c `))).toBe(true);
+    expect(argv.join("\n")).not.toContain(SECRET_VALUE);
+    expect(runContainerIds(run.runId)).toEqual([]);
+  });
+
   it.skipIf(process.getuid?.() !== 0)("a repository owned by root is refused: the agent never runs as root", async () => {
     const rootRepo = join(s.dir.path, "root-repo");
     makeGitRepo(rootRepo);
@@ -220,6 +256,99 @@ describe.skipIf(skipContainers)("runs in real podman containers", { timeout: 300
     const result = await run.result();
     expect(result).toMatchObject({ status: "failed", failure_reason: "provider_unavailable" });
     expect(result.message).toMatch(/owned by root/);
+    expect(runContainerIds(run.runId)).toEqual([]);
+  });
+});
+
+/** The paths of every file under `dir` (none when it does not exist). */
+function filesUnder(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name)) : [];
+}
+
+// The real agents through Sandcastle's own agent providers, their CLIs replaced by the stand-in of
+// test/fixtures/agent-clis in a test-only layer over the test image (the request's `image`).
+describe.skipIf(skipContainers)("real agents' CLIs in podman containers", { timeout: 300_000 }, () => {
+  type Agent = keyof typeof AGENT_CLIS;
+  /** The key each stand-in needs, and where its CLI keeps sessions under $HOME (opencode's are not captured). */
+  const SPEC: Record<Agent, { key: string; sessions: string | null }> = {
+    claudeCode: { key: SECRET_VALUE, sessions: ".claude/projects" },
+    codex: { key: OPENAI_SECRET, sessions: ".codex/sessions" },
+    pi: { key: SECRET_VALUE, sessions: ".pi/agent/sessions" },
+    opencode: { key: SECRET_VALUE, sessions: null },
+  };
+  let image: ReturnType<typeof buildAgentCliImage>;
+  let home: string;
+  beforeAll(() => {
+    image = buildAgentCliImage();
+  });
+  afterAll(() => image?.remove());
+  beforeEach(() => {
+    // The child's HOME is the worker's: Sandcastle copies the agent's session there.
+    home = join(s.dir.path, "home");
+    mkdirSync(home);
+    writeFileSync(join(s.manifestDir, "agents.json"), JSON.stringify({ project_slug: "proj", vars: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"] }));
+  });
+
+  const startAgentWorker = () => startWorker({ HOME: home, OPENAI_API_KEY: OPENAI_SECRET });
+  const agentRequest = (agent: Agent, extraEnv: Record<string, string> = {}) =>
+    request({ agent, image: image.image, prompt_template_dir: COMMIT_FILE, env_manifest_name: "agents", branch: `agent/${agent}` }, extraEnv);
+
+  /** The run is ok with the stand-in's one commit; what it committed says which CLI ran, with which model and key. */
+  async function expectAgentCommitted(agent: Agent, req: Record<string, unknown>, result: SandcastleRunResult): Promise<void> {
+    expect(result).toMatchObject({ status: "ok", branch: `agent/${agent}`, failure_reason: null });
+    expect(result.commits).toHaveLength(1);
+    expect(gitIn(repo, "rev-parse", `agent/${agent}`)).toBe(result.commits[0]!.sha);
+    const file = `hello-${String(req.session_id)}.txt`; // the prompt's WRITE: line, {{SESSION_ID}} filled in
+    expect(gitIn(repo, "show", "--name-only", "--format=", `agent/${agent}`)).toBe(file);
+    expect(gitIn(repo, "show", `agent/${agent}:${file}`).split("\n")).toEqual([
+      `cli=${AGENT_CLIS[agent]} model=${DEFAULT_MODELS[agent]}`,
+      `argv_prompt=${agent === "opencode" ? "yes" : "no"}`,
+      `key_length=${SPEC[agent].key.length}`,
+      "uid=1000",
+    ]);
+    const logs = await runCli(["logs", String(req.session_id)], env());
+    expect(logs.stdout).toContain(`${AGENT_CLIS[agent]} wrote ${file}`);
+    for (const secret of [SECRET_VALUE, OPENAI_SECRET]) expect(logs.stdout).not.toContain(secret);
+    const sessions = SPEC[agent].sessions;
+    if (sessions !== null) {
+      // Sandcastle copied the session out of the container's tmpfs home, its cwd rewritten to the host's.
+      const captured = filesUnder(join(home, sessions)).filter((f) => f.endsWith(".jsonl"));
+      expect(captured).toHaveLength(1);
+      const text = readFileSync(captured[0]!, "utf8");
+      expect(text).toContain(`"cwd":"${repo}"`);
+      expect(text).not.toContain('"cwd":"/home/agent/workspace"');
+    }
+  }
+
+  it("claudeCode: Sandcastle's claude invocation runs in the container, its stream is parsed, its commit lands; no secret on any host argv or in inspect", async () => {
+    await startAgentWorker();
+    const req = agentRequest("claudeCode", { HOLD: "1" });
+    const run = await enqueueWaiting(req);
+    await waitFor(() => worktreeOf() !== undefined, RUN_TIMEOUT_MS, () => "claude to start in its container");
+
+    const ps = execFileSync("ps", ["-eo", "args"], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+    expect(ps).toMatch(/claude --print --verbose .*--output-format stream-json --model 'claude-opus-4-8'/);
+    const raw = JSON.stringify(inspect(run.runId));
+    for (const secret of [SECRET_VALUE, OPENAI_SECRET]) {
+      expect(ps).not.toContain(secret);
+      expect(raw).not.toContain(secret);
+    }
+    expect(raw).not.toMatch(/ANTHROPIC_API_KEY|OPENAI_API_KEY/);
+
+    writeFileSync(join(worktreeOf()!, ".scq-release"), "");
+    const result = await run.result();
+    await expectAgentCommitted("claudeCode", req, result);
+    const logs = await runCli(["logs", String(req.session_id)], env());
+    expect(logs.stdout).toContain(`── run tool Bash git add hello-${String(req.session_id)}.txt`); // the stream's tool_use, parsed
+    expect(runContainerIds(run.runId)).toEqual([]);
+    expect(existsSync(runDir(run.runId))).toBe(false);
+  });
+
+  it.each(["codex", "pi", "opencode"] as const)("%s: Sandcastle's invocation runs in the container, its stream is parsed, its commit lands", async (agent) => {
+    await startAgentWorker();
+    const req = agentRequest(agent);
+    const run = await enqueueWaiting(req);
+    await expectAgentCommitted(agent, req, await run.result());
     expect(runContainerIds(run.runId)).toEqual([]);
   });
 });

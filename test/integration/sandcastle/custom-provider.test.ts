@@ -1,6 +1,7 @@
 // `sandbox: "custom:<name>"` through real workers, the real child and Sandcastle: a provider module in
-// SANDCASTLE_PROVIDERS_DIR runs a dry run end to end; an unknown name is refused at enqueue.
-import { mkdirSync } from "node:fs";
+// SANDCASTLE_PROVIDERS_DIR runs a dry run end to end (a bind-mount one and an isolated one); an unknown
+// name is refused at enqueue.
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
@@ -21,6 +22,7 @@ beforeEach(async () => {
   // The seed-style provider runs commands on this host: Sandcastle's `git config --global` lands in this HOME.
   home = join(s.dir.path, "home");
   mkdirSync(home);
+  writeFileSync(join(s.outDir, "release"), ""); // commit-file's agent, given OUT_DIR, commits at once instead of waiting for it
   const w = new CliProcess(["worker"], env());
   await w.waitForOutput(/workers running/, 60_000);
 });
@@ -48,6 +50,19 @@ describe("custom sandbox providers", { timeout: 120_000 }, () => {
     expect(gitOut(repo, "rev-parse", "agent/custom-1")).toBe(out.result!.commits[0]!.sha);
     expect(gitOut(repo, "show", "--name-only", "--format=", "agent/custom-1")).toBe("hello-custom-1.txt");
     expect(s.auditRows().find((r) => r.type === "sandcastle_run_started")).toMatchObject({ sandbox: "custom:local-process" });
+  });
+
+  it("custom:temp-dir (the seed's isolated example) runs a dry run end to end: the repository synced in, the commit synced out onto the branch", async () => {
+    const out = await runWait(s.request({ session_id: "custom-iso", sandbox: "custom:temp-dir", prompt_template_dir: COMMIT_FILE, repo_workdir: repo, branch: "agent/custom-iso" }));
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.result).toMatchObject({ status: "ok", branch: "agent/custom-iso", failure_reason: null });
+    expect(out.result!.commits).toHaveLength(1);
+    expect(gitOut(repo, "rev-parse", "agent/custom-iso")).toBe(out.result!.commits[0]!.sha);
+    expect(gitOut(repo, "show", "--name-only", "--format=%s", "agent/custom-iso")).toBe("agent: add hello-custom-iso.txt\n\nhello-custom-iso.txt");
+    expect(gitOut(repo, "rev-parse", "agent/custom-iso~1")).toBe(gitOut(repo, "rev-parse", "main"));
+    // Its commands ran in the sandbox's own HOME: Sandcastle's `git config --global` stayed there (custom:local-process writes the worker's).
+    expect(existsSync(join(home, ".gitconfig"))).toBe(false);
+    expect(s.auditRows().find((r) => r.type === "sandcastle_run_started")).toMatchObject({ sandbox: "custom:temp-dir" });
   });
 
   it.each([
