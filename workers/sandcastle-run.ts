@@ -70,6 +70,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
     child: childCommand(config.SANDCASTLE_BIN),
     configDir,
     envManifestDir: config.ENV_MANIFEST_DIR,
+    runsDir: config.runsDir,
     secretSource: deps.secretSource,
     childPath,
     childHome,

@@ -11,6 +11,7 @@ import { promisify } from "node:util";
 import type { Logger } from "../log.js";
 import { containerEngine, effectiveSandbox, type SandcastleRunRequest, type SandcastleRunResult } from "./contract.js";
 import { SANDBOX_HOME } from "./container-args.js";
+import { runsDirProblems } from "./runs-dir-guard.js";
 import { ensureRunsDir, JOB_DIR, META_FILE, readMeta, retainedDir, RunId, WORKSPACE_DIR, writeMeta, type RetainedMeta } from "./retained-runs.js";
 import { entryPieces, type BatchSink } from "./session-log.js";
 
@@ -85,7 +86,8 @@ export class RunRetention {
     await this.closeLog(runId);
     if (!RunId.safeParse(runId).success) return null;
     const dir = retainedDir(this.opts.runsDir, runId);
-    if (!this.retains(runId) || result.status === "skipped") {
+    // A run refused for reaching into RUNS_DIR keeps nothing: no copy is ever made out of another run's workspace.
+    if (!this.retains(runId) || result.status === "skipped" || (await runsDirProblems(this.opts.runsDir, request)).length > 0) {
       await rm(dir, { recursive: true, force: true });
       return null;
     }
