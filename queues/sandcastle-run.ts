@@ -9,6 +9,7 @@ import { EnvManifestError, readEnvManifest } from "../src/sandcastle/env-manifes
 import { markerCommand, RETAIN_SECONDS, sessionLogKey } from "../src/sandcastle/session-log.js";
 import { customProviderName, SandcastleRunRequest, SandcastleRunResult, SKIP_MESSAGES, type SandcastleRunRequestInput } from "../src/sandcastle/contract.js";
 import { findCustomProvider } from "../src/sandcastle/custom-providers.js";
+import { runsDirProblems } from "../src/sandcastle/runs-dir-guard.js";
 import { KEEP_COMPLETED, KEEP_FAILED } from "./job-retention.js";
 
 export { SandcastleRunRequest, SandcastleRunResult };
@@ -30,6 +31,8 @@ export interface EnqueueRunDeps {
   readonly envManifestDir: string;
   /** SANDCASTLE_PROVIDERS_DIR: a `custom:<name>` sandbox must name a module there. */
   readonly providersDir?: string;
+  /** RUNS_DIR: with it, a request whose repo_workdir or prompt_template_dir lies in it is refused here (the worker refuses it too). */
+  readonly runsDir?: string;
   /** Needed for on_capacity "skip": the reservation that makes "skip at once" exact (ADR 0001). */
   readonly slots?: RunSlots;
   readonly audit?: AuditLog;
@@ -69,6 +72,10 @@ export async function enqueueRun(
   if (custom !== undefined) {
     const found = findCustomProvider(deps.providersDir, custom);
     if ("problem" in found) throw new InvalidInputError("sandcastle-run request", `sandbox: ${found.problem}`, [{ field: "sandbox", problem: found.problem }]);
+  }
+  if (deps.runsDir !== undefined) {
+    const problems = await runsDirProblems(deps.runsDir, request);
+    if (problems.length > 0) throw new InvalidInputError("sandcastle-run request", problems.map((p) => `${p.field}: ${p.problem}`).join("; "), problems);
   }
   const runId = newRunId();
   if (request.on_capacity === "skip") {

@@ -57,8 +57,8 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
 
   const retention = new RunRetention({ runsDir: config.runsDir, windowMs: config.SANDBOX_RETENTION_HOURS * 3_600_000, defaultImage: config.SANDCASTLE_IMAGE, log });
   /** Retention is best-effort: the run's outcome stands whatever happens to its copy. */
-  const retain = async (request: SandcastleRunRequest, result: SandcastleRunResult) => {
-    const kept = await retention.keep(result.run_id, request, result).catch((err: Error) => {
+  const retain = async (request: SandcastleRunRequest, result: SandcastleRunResult, declaredLost = false) => {
+    const kept = await (declaredLost ? retention.keepLost(result.run_id, request, result) : retention.keep(result.run_id, request, result)).catch((err: Error) => {
       log.warn({ run_id: result.run_id, err: err.message }, "could not retain the run's workspace");
       return null;
     });
@@ -70,6 +70,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
     child: childCommand(config.SANDCASTLE_BIN),
     configDir,
     envManifestDir: config.ENV_MANIFEST_DIR,
+    runsDir: config.runsDir,
     secretSource: deps.secretSource,
     childPath,
     childHome,
@@ -157,7 +158,8 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
           deps.audit.emit({ type: "sandcastle_run_failed", run_id: runId, failure_reason: "worker_lost", exit_code: null }),
           // The lost run's directory, and any other left by a run no longer active: whatever their age.
           removeRunDir(configDir, runId).then(() => sweepRunDirs(configDir, activeRunIds)),
-          containers.removeRun(runId),
+          // Kept once its containers are gone, so nothing of the run still writes to its worktree.
+          containers.removeRun(runId).then(() => (request.success ? retain(request.data, lost, true) : undefined)),
           slots.release(runId),
           storeRunResult(deps.redis, deps.queues.sandcastleRun, lost),
           request.success ? mark(request.data.session_id, ended(lost)) : null,

@@ -45,6 +45,8 @@ export interface ApiDeps {
   readonly redis: RedisClient;
   readonly prefix: string;
   readonly envManifestDir: string;
+  /** RUNS_DIR: a run request reaching into it is refused. */
+  readonly runsDir: string;
   readonly slots: RunSlots;
   readonly audit: AuditLog;
   readonly killSwitch: KillSwitch;
@@ -108,7 +110,7 @@ export function apiRouter(deps: ApiDeps): Router {
 
   router.post("/sandcastle-runs", requireAdmin, ...jsonBody(), async (req, res) => {
     await idempotent(req, res, SANDCASTLE_RUN_QUEUE, async () => {
-      const outcome = await enqueueRun(queues.sandcastleRun, req.body, { envManifestDir: deps.envManifestDir, slots: deps.slots, audit: deps.audit, redis: deps.redis });
+      const outcome = await enqueueRun(queues.sandcastleRun, req.body, { envManifestDir: deps.envManifestDir, runsDir: deps.runsDir, slots: deps.slots, audit: deps.audit, redis: deps.redis });
       if (outcome.skipped !== null) {
         deps.onSkippedAtEnqueue?.(outcome.skipped);
         return { status: 200, body: { queue: SANDCASTLE_RUN_QUEUE, job_id: null, result: outcome.skipped } };

@@ -39,6 +39,7 @@ export interface HttpDeps {
   readonly embeddedRedis: boolean;
   readonly prefix: string;
   readonly envManifestDir: string;
+  readonly runsDir: string;
   readonly slots: RunSlots;
   readonly audit: AuditLog;
   readonly killSwitch: KillSwitch;
@@ -111,6 +112,7 @@ export function createApp(deps: HttpDeps, metrics: ServiceMetrics): Express {
       redis: deps.redis,
       prefix: deps.prefix,
       envManifestDir: deps.envManifestDir,
+      runsDir: deps.runsDir,
       slots: deps.slots,
       audit: deps.audit,
       killSwitch: deps.killSwitch,

@@ -5,12 +5,13 @@
 // Agent session transcripts are deleted from the copy before it is retained; no secret value is ever written.
 import { execFile } from "node:child_process";
 import { createWriteStream, existsSync, statSync, type WriteStream } from "node:fs";
-import { chmod, copyFile, cp, mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { chmod, copyFile, cp, mkdir, open, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Logger } from "../log.js";
 import { containerEngine, effectiveSandbox, type SandcastleRunRequest, type SandcastleRunResult } from "./contract.js";
 import { SANDBOX_HOME } from "./container-args.js";
+import { runsDirProblems } from "./runs-dir-guard.js";
 import { ensureRunsDir, JOB_DIR, META_FILE, readMeta, retainedDir, RunId, WORKSPACE_DIR, writeMeta, type RetainedMeta } from "./retained-runs.js";
 import { entryPieces, type BatchSink } from "./session-log.js";
 
@@ -23,6 +24,8 @@ const LOG_MAX_BYTES = 64 * 2 ** 20;
 /** Where agents keep session transcripts, relative to their working directory: never retained. */
 const TRANSCRIPT_PATHS = [".claude/projects", ".codex/sessions", ".pi/agent/sessions", ".local/share/opencode", ".sandcastle"];
 const NEWLINE = Buffer.from("\n");
+/** Held while a run is being kept (retained-runs.ts: `retained.json` is written last, then this goes). */
+const KEEP_LOCK = ".keeping";
 /** The sandbox's user when the repository is root's: a sandbox never runs as root. */
 const FALLBACK_USER = { uid: 1000, gid: 1000 } as const;
 
@@ -85,7 +88,8 @@ export class RunRetention {
     await this.closeLog(runId);
     if (!RunId.safeParse(runId).success) return null;
     const dir = retainedDir(this.opts.runsDir, runId);
-    if (!this.retains(runId) || result.status === "skipped") {
+    // A run refused for reaching into RUNS_DIR keeps nothing: no copy is ever made out of another run's workspace.
+    if (!this.retains(runId) || result.status === "skipped" || (await runsDirProblems(this.opts.runsDir, request)).length > 0) {
       await rm(dir, { recursive: true, force: true });
       return null;
     }
@@ -101,6 +105,8 @@ export class RunRetention {
       await ensureRunsDir(this.opts.runsDir);
       await mkdir(dir, { recursive: true, mode: 0o700 });
       await chmod(dir, 0o700);
+      // One keeper of a run at a time (a lost run's own worker and the one declaring it lost): the second leaves it.
+      if (!(await takeLock(join(dir, KEEP_LOCK)))) return null;
       const workspace = join(dir, WORKSPACE_DIR);
       await rm(workspace, { recursive: true, force: true });
       const worktree = join(repo, ".sandcastle", "worktrees", branch.replace(/\//g, "-"));
@@ -144,6 +150,7 @@ export class RunRetention {
         pinned_until: previous?.pinned_until ?? null,
       };
       await writeMeta(this.opts.runsDir, meta);
+      await rm(join(dir, KEEP_LOCK), { force: true });
       this.opts.log.info({ run_id: runId, dir, engine: containerEngine(sandbox) ?? null, dirty }, "run workspace retained");
       return { dir, expiresAt: now + this.opts.windowMs };
     } catch (err) {
@@ -151,6 +158,20 @@ export class RunRetention {
       await rm(dir, { recursive: true, force: true });
       return null;
     }
+  }
+
+  /**
+   * A run this worker declared lost (its own worker died): kept like any ended run when that worker wrote the run's
+   * log lines into this RUNS_DIR (same machine or disk: its worktree is here too) and nothing has kept it yet.
+   */
+  async keepLost(runId: string, request: SandcastleRunRequest, result: SandcastleRunResult): Promise<Kept | null> {
+    if (!this.retains(runId)) return null;
+    const dir = retainedDir(this.opts.runsDir, runId);
+    if (!existsSync(dir) || existsSync(join(dir, META_FILE))) {
+      this.opts.log.info({ run_id: runId }, existsSync(dir) ? "lost run already retained by its own worker" : "lost run not retained: its worker wrote nothing of it into this RUNS_DIR (it ran on another machine, or printed nothing)");
+      return null;
+    }
+    return this.keep(runId, request, result);
   }
 
   /** A run that ended without a result (its processor threw): whatever was started for it goes. */
@@ -164,6 +185,17 @@ export class RunRetention {
     const log = this.logs.get(runId);
     this.logs.delete(runId);
     if (log !== undefined) await new Promise<void>((resolve) => log.stream.end(() => resolve()));
+  }
+}
+
+/** Exclusive create: true when this caller made the lock file, false when someone holds it. */
+async function takeLock(path: string): Promise<boolean> {
+  try {
+    await (await open(path, "wx", 0o600)).close();
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
   }
 }
 

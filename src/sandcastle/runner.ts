@@ -14,6 +14,7 @@ import { createRunDir, removeRunDir } from "./run-dir.js";
 import { containerEngine, effectiveSandbox, SKIP_MESSAGES, type FailureReason, type RunPhase, type SandboxSettings, type SandcastleRunRequest, type SandcastleRunResult, type SkipReason } from "./contract.js";
 import type { RunContainers } from "./run-containers.js";
 import { readEnvManifest, resolveManifest } from "./env-manifest.js";
+import { runsDirProblems } from "./runs-dir-guard.js";
 import type { RunSlots } from "./run-slots.js";
 import type { StopRequest } from "./run-control.js";
 import { LineBatcher, type BatchSink } from "./session-log.js";
@@ -35,6 +36,8 @@ export interface RunnerDeps {
   /** Where run directories (run-dir.ts) are made: tmpfs. */
   readonly configDir: string;
   readonly envManifestDir: string;
+  /** RUNS_DIR: a request whose paths lie in it is failed before anything is made or started. */
+  readonly runsDir: string;
   /** Where manifest values come from (the worker's env), read at run time only. */
   readonly secretSource: NodeJS.ProcessEnv;
   /** PATH and HOME handed to the child; nothing else of the worker's env is. */
@@ -146,6 +149,8 @@ async function runAudited(input: RunInput, deps: RunnerDeps, started: number, pr
       return { ...base(), status: "failed", skip_reason: null, failure_reason: reason, exit_code: exitCode, message: redactor.text(message) };
     };
 
+    const inRunsDir = await runsDirProblems(deps.runsDir, request);
+    if (inRunsDir.length > 0) return await failed("invalid_payload", inRunsDir.map((p) => `${p.field} ${p.problem}`).join("; "));
     // The child runs in repo_workdir: a missing one would fail its spawn with a message about node, not the directory.
     const workdir = await stat(request.repo_workdir).catch(() => null);
     if (workdir === null || !workdir.isDirectory()) {

@@ -24,6 +24,7 @@ export class RunHarness {
   readonly configDir = join(this.dir.path, "shm");
   readonly manifestDir = join(this.dir.path, "manifests");
   readonly outDir = join(this.dir.path, "out");
+  readonly runsDir = join(this.dir.path, "runs");
   readonly auditPath = join(this.dir.path, "audit.jsonl");
   readonly audit = new AuditLog(this.auditPath, createRedactor());
   readonly killSwitchFile = join(this.dir.path, "KILL");
@@ -46,6 +47,7 @@ export class RunHarness {
       child: this.child,
       configDir: this.configDir,
       envManifestDir: this.manifestDir,
+      runsDir: this.runsDir,
       secretSource: this.secretSource,
       childPath: process.env.PATH ?? "",
       childHome: process.env.HOME ?? "/tmp",

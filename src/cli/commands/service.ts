@@ -64,6 +64,7 @@ export async function serviceCommand(rt: Runtime, parts: { workers: boolean; htt
       embeddedRedis: rt.site.embedded !== null,
       prefix: config.SCQ_KEY_PREFIX,
       envManifestDir: config.ENV_MANIFEST_DIR,
+      runsDir: config.runsDir,
       slots: new RunSlots(redis, config.SCQ_KEY_PREFIX, config.MAX_CONCURRENT_SANDCASTLE_RUNS),
       audit,
       killSwitch: new KillSwitch(redis, config.SCQ_KEY_PREFIX, config.KILL_SWITCH_FILE),

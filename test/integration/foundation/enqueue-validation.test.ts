@@ -1,5 +1,5 @@
 // Schema refusals at enqueue: the message names the field, and nothing reaches Redis.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
@@ -87,5 +87,48 @@ describe("sandcastle-run payload refusals", () => {
     const job = await queues.sandcastleRun.getJob(runId);
     expect(job?.data).toEqual(request);
     expect(job?.opts.attempts).toBe(1);
+  });
+});
+
+describe("a request reaching into RUNS_DIR", () => {
+  it("is refused for either path, through a symlink or `..` too, naming the field; nothing is enqueued", async () => {
+    const runsDir = join(dir.path, "runs");
+    const retained = join(runsDir, "run-00000000-0000-4000-8000-000000000001");
+    mkdirSync(join(retained, "workspace"), { recursive: true });
+    mkdirSync(join(retained, "job", "prompt"), { recursive: true });
+    mkdirSync(join(dir.path, "elsewhere"));
+    symlinkSync(retained, join(dir.path, "link-to-run"));
+    symlinkSync(join(retained, "workspace"), join(dir.path, "elsewhere", "link-to-workspace"));
+    symlinkSync(runsDir, join(dir.path, "runs-link"));
+    const refusal = async (patch: Record<string, unknown>, runs = runsDir) => {
+      try {
+        await enqueueRun(queues.sandcastleRun, { ...good(), ...patch }, { envManifestDir: manifestDir, runsDir: runs });
+      } catch (err) {
+        expect(err).toBeInstanceOf(InvalidInputError);
+        return (err as InvalidInputError).message;
+      }
+      throw new Error(`expected a refusal for ${JSON.stringify(patch)}`);
+    };
+    const before = await queues.sandcastleRun.count();
+    const why = "retained run workspaces are never mounted into another run";
+    expect(await refusal({ repo_workdir: join(retained, "workspace") })).toBe(`invalid sandcastle-run request: repo_workdir: ${retained}/workspace lies inside RUNS_DIR ${runsDir}: ${why}`);
+    expect(await refusal({ prompt_template_dir: join(retained, "job", "prompt") })).toBe(`invalid sandcastle-run request: prompt_template_dir: ${retained}/job/prompt lies inside RUNS_DIR ${runsDir}: ${why}`);
+    expect(await refusal({ repo_workdir: runsDir })).toMatch(/^invalid sandcastle-run request: repo_workdir: .* lies inside RUNS_DIR/);
+    // A symlink into it, a path that does not exist yet under one, and `..` after a symlink (resolved as the kernel does).
+    expect(await refusal({ repo_workdir: join(dir.path, "link-to-run", "workspace") })).toBe(
+      `invalid sandcastle-run request: repo_workdir: ${dir.path}/link-to-run/workspace lies inside RUNS_DIR ${runsDir} (it resolves to ${retained}/workspace, RUNS_DIR to ${runsDir}): ${why}`,
+    );
+    expect(await refusal({ prompt_template_dir: join(dir.path, "link-to-run", "not-yet", "prompt") })).toMatch(/^invalid sandcastle-run request: prompt_template_dir: .* lies inside RUNS_DIR/);
+    expect(await refusal({ prompt_template_dir: `${dir.path}/elsewhere/link-to-workspace/../job/prompt` })).toMatch(new RegExp(`prompt_template_dir: .* \\(it resolves to ${retained}/job/prompt,`));
+    expect(await refusal({ repo_workdir: `${dir.path}/elsewhere/../runs/run-x` })).toMatch(/^invalid sandcastle-run request: repo_workdir: .* lies inside RUNS_DIR/);
+    // RUNS_DIR given through a symlink, the request by its real path; both fields named at once.
+    const both = await refusal({ repo_workdir: join(retained, "workspace"), prompt_template_dir: join(retained, "job") }, join(dir.path, "runs-link"));
+    expect(both).toMatch(/^invalid sandcastle-run request: repo_workdir: .* lies inside RUNS_DIR .*runs-link \(it resolves to .*, RUNS_DIR to .*\/runs\): .*; prompt_template_dir: .* lies inside RUNS_DIR/);
+    expect(await queues.sandcastleRun.count()).toBe(before);
+
+    // A neighbour whose name only starts like RUNS_DIR is not in it.
+    mkdirSync(join(dir.path, "runs-other"));
+    const { runId } = await enqueueRun(queues.sandcastleRun, { ...good(), repo_workdir: join(dir.path, "runs-other") }, { envManifestDir: manifestDir, runsDir });
+    expect(await queues.sandcastleRun.getJob(runId)).toBeDefined();
   });
 });

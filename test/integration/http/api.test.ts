@@ -1,6 +1,7 @@
 // The HTTP API under /v1 and /metrics, through a real `start` process (workers + HTTP) on the shared test Redis,
 // with the fake run child: every status code, idempotency, JSON Schemas that validate a real request, metrics.
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import Ajv2020Module from "ajv/dist/2020.js";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -89,6 +90,9 @@ describe("POST /v1/sandcastle-runs", () => {
     const manifest = await call("POST", "/v1/sandcastle-runs", admin, s.request({ env_manifest_name: "missing" }));
     expect(manifest.status).toBe(400);
     expect(manifest.body.problems[0].field).toBe("env_manifest_name");
+    const intruder = await call("POST", "/v1/sandcastle-runs", admin, s.request({ prompt_template_dir: join(s.runsDir, "run-00000000-0000-4000-8000-000000000001", "job") }));
+    expect(intruder.status).toBe(400);
+    expect(intruder.body.problems).toEqual([{ field: "prompt_template_dir", problem: expect.stringMatching(/ lies inside RUNS_DIR .*: retained run workspaces are never mounted into another run$/) }]);
     expect(await s.queue.count()).toBe(before);
   });
 

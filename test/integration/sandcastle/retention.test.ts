@@ -1,12 +1,14 @@
 // Retained run workspaces without a container engine: real worker processes, the real child and Sandcastle
-// library (dry runs, script agent), real Redis and real directories. What is kept, its reap at its time, a
-// pin moving the one reap job, 0 = off sweeping, and bad input. (Opening a sandbox: containers/sandbox-open.)
+// library (dry runs, script agent), real Redis and real directories. What is kept (ok, failed or timed out), its reap at its time, a
+// pin moving the one reap job, 0 = off sweeping, a request reaching into RUNS_DIR, and bad input. (Opening a sandbox: containers/sandbox-open.)
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Queue } from "bullmq";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { newRunId, readRunResult, RUN_JOB, RUN_JOB_OPTIONS } from "../../../queues/index.js";
 import { reapDueAt, reapJobId, SANDBOX_RETENTION_QUEUE } from "../../../queues/sandbox-retention.js";
+import { DEFAULT_SANDBOX_IMAGE } from "../../../src/sandcastle/container-args.js";
 import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
 import { RetainedMeta } from "../../../src/sandcastle/retained-runs.js";
 import { CliProcess, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
@@ -40,8 +42,8 @@ async function startWorker(extra: Record<string, string> = {}): Promise<CliProce
   return w;
 }
 
-async function run(branch: string, extra: Record<string, string> = {}): Promise<SandcastleRunResult> {
-  const request = s.request({ prompt_template_dir: TEMPLATE, repo_workdir: repo, branch });
+async function run(branch: string, extra: Record<string, string> = {}, patch: Record<string, unknown> = {}, agentEnv: Record<string, string> = {}): Promise<SandcastleRunResult> {
+  const request = s.request({ prompt_template_dir: TEMPLATE, repo_workdir: repo, branch, ...patch }, agentEnv);
   const res = await runCli(["enqueue", "sandcastle-run", "--request", "-", "--wait"], env(extra), { input: JSON.stringify(request), timeoutMs: 120_000 });
   expect(res.code, res.stderr).toBe(0);
   return SandcastleRunResult.parse(lastJsonLine(res.stdout));
@@ -65,40 +67,49 @@ function grepFiles(dir: string, needle: string): string[] {
   }
 }
 
+/** What every ended run keeps (whatever its status): the workspace as the agent left it, the run's files, no transcript, no secret; one reap job at its end + window. */
+async function expectKept(result: SandcastleRunResult, branch: string): Promise<RetainedMeta> {
+  const dir = dirOf(result.run_id);
+  expect(mode(s.runsDir)).toBe(0o700);
+  expect(mode(dir)).toBe(0o700);
+
+  // The workspace works on its own: its .git is a directory (not a worktree's pointer to the host repo).
+  const ws = join(dir, "workspace");
+  expect(statSync(join(ws, ".git")).isDirectory()).toBe(true);
+  expect(git(ws, "rev-parse", "--abbrev-ref", "HEAD")).toBe(branch);
+  expect(git(ws, "rev-parse", "HEAD")).toBe(git(repo, "rev-parse", branch));
+  expect(git(ws, "log", "-1", "--format=%s")).toBe("agent: done.txt");
+  expect(readFileSync(join(ws, "done.txt"), "utf8")).toBe("done\n");
+  expect(readFileSync(join(ws, "wip.txt"), "utf8")).toBe("work in progress\n");
+  expect(git(ws, "status", "--porcelain")).toBe("?? wip.txt");
+  expect(existsSync(join(ws, ".claude", "projects"))).toBe(false);
+
+  const job = join(dir, "job");
+  expect(JSON.parse(readFileSync(join(job, "request.json"), "utf8"))).toMatchObject({ branch, repo_workdir: repo, session_id: expect.any(String) });
+  expect(readdirSync(join(job, "prompt"))).toEqual(["prompt.md"]);
+  const log = readFileSync(join(job, "session.log"), "utf8");
+  expect(log).toContain("committed done.txt, left wip.txt");
+  expect(log).toMatch(/key is \S*\[REDACTED/);
+  expect(log).toContain(`── run ${result.status}`);
+  expect(SandcastleRunResult.parse(JSON.parse(readFileSync(join(job, "result.json"), "utf8")))).toMatchObject({ status: result.status, failure_reason: result.failure_reason });
+  // No secret value anywhere in what is retained (the agent printed it; the log holds it redacted).
+  expect(grepFiles(dir, SECRET_VALUE)).toEqual([]);
+
+  const meta = metaOf(result.run_id);
+  expect(meta).toMatchObject({ run_id: result.run_id, branch, status: result.status, provider: "noSandbox", image: DEFAULT_SANDBOX_IMAGE, worktree_path: "/home/agent/workspace", pinned_until: null });
+  const due = await reapDueAt(s.redis, retention, result.run_id);
+  expect(due).not.toBeNull();
+  expect(Math.abs(due! - (Date.parse(meta.ended_at) + 24 * H))).toBeLessThan(5000);
+  expect((await retention.getJobs(["delayed", "waiting", "active"])).map((j) => j.id)).toContain(reapJobId(result.run_id));
+  return meta;
+}
+
 describe("keep", () => {
   it("a finished run's workspace is retained whole: a standalone clone with the agent's uncommitted files, the run's files, no transcript, no secret; one reap job at its end + window", async () => {
     await startWorker();
     const result = await run("agent/keep");
     expect(result.status).toBe("ok");
-    const dir = dirOf(result.run_id);
-    expect(mode(s.runsDir)).toBe(0o700);
-    expect(mode(dir)).toBe(0o700);
-
-    // The workspace works on its own: its .git is a directory (not a worktree's pointer to the host repo).
-    const ws = join(dir, "workspace");
-    expect(statSync(join(ws, ".git")).isDirectory()).toBe(true);
-    expect(git(ws, "rev-parse", "--abbrev-ref", "HEAD")).toBe("agent/keep");
-    expect(git(ws, "rev-parse", "HEAD")).toBe(result.commits.at(-1)!.sha);
-    expect(readFileSync(join(ws, "done.txt"), "utf8")).toBe("done\n");
-    expect(readFileSync(join(ws, "wip.txt"), "utf8")).toBe("work in progress\n");
-    expect(git(ws, "status", "--porcelain")).toBe("?? wip.txt");
-    expect(existsSync(join(ws, ".claude", "projects"))).toBe(false);
-
-    const job = join(dir, "job");
-    expect(JSON.parse(readFileSync(join(job, "request.json"), "utf8"))).toMatchObject({ branch: "agent/keep", repo_workdir: repo, session_id: expect.any(String) });
-    expect(readdirSync(join(job, "prompt"))).toEqual(["prompt.md"]);
-    const log = readFileSync(join(job, "session.log"), "utf8");
-    expect(log).toContain("committed done.txt, left wip.txt");
-    expect(log).toMatch(/key is \S*\[REDACTED/);
-    expect(SandcastleRunResult.parse(JSON.parse(readFileSync(join(job, "result.json"), "utf8"))).status).toBe("ok");
-    // No secret value anywhere in what is retained (the agent printed it; the log holds it redacted).
-    expect(grepFiles(dir, SECRET_VALUE)).toEqual([]);
-
-    const meta = metaOf(result.run_id);
-    expect(meta).toMatchObject({ run_id: result.run_id, branch: "agent/keep", status: "ok", provider: "noSandbox", worktree_path: "/home/agent/workspace", pinned_until: null });
-    const due = await reapDueAt(s.redis, retention, result.run_id);
-    expect(due).not.toBeNull();
-    expect(Math.abs(due! - (Date.parse(meta.ended_at) + 24 * H))).toBeLessThan(5000);
+    await expectKept(result, "agent/keep");
     expect((await retention.getJobs(["delayed", "waiting", "active"])).map((j) => j.id)).toEqual([reapJobId(result.run_id)]);
 
     const list = await runCli(["sandbox", "list", "--json"], env());
@@ -113,6 +124,51 @@ describe("keep", () => {
     const status = await runCli(["status", "--json"], env());
     expect((JSON.parse(status.stdout) as { retained: unknown }).retained).toEqual({ count: 1, bytes: listed.runs[0]!.bytes, runs_dir: s.runsDir });
     expect((await runCli(["status"], env())).stdout).toMatch(/retained workspaces: 1 \([0-9.]+ KiB\)/);
+  }, 180_000);
+});
+
+describe("keep, whatever the ending", () => {
+  it("a run whose agent exits non-zero (failed) and one past its timeout are retained whole too, each with its reap job", async () => {
+    await startWorker();
+    const failed = await run("agent/keep-failed", {}, {}, { AGENT_EXIT: "3" });
+    expect(failed).toMatchObject({ status: "failed", failure_reason: "agent_failed" });
+    await expectKept(failed, "agent/keep-failed");
+    // 6 s: the agent sleeps past it, and is stopped (SIGTERM to its group, then SIGKILL) before it would exit.
+    const timedOut = await run("agent/keep-timeout", {}, { timeout_minutes: 0.1 }, { AGENT_SLEEP: "120" });
+    expect(timedOut).toMatchObject({ status: "timeout", failure_reason: "timeout" });
+    expect(readFileSync(join(dirOf(timedOut.run_id), "job", "session.log"), "utf8")).toContain("── run timeout (timeout): timed out after 0.1 min");
+    await expectKept(timedOut, "agent/keep-timeout");
+    expect((await retention.getJobs(["delayed", "waiting", "active"])).map((j) => j.id).sort()).toEqual([reapJobId(failed.run_id), reapJobId(timedOut.run_id)].sort());
+  }, 180_000);
+});
+
+describe("a request reaching into RUNS_DIR", () => {
+  it("is refused at enqueue; one that reaches the worker anyway (another producer) fails invalid_payload before it starts, and keeps nothing", async () => {
+    await startWorker();
+    const kept = await run("agent/kept");
+    const workspace = join(dirOf(kept.run_id), "workspace");
+    const head = git(workspace, "rev-parse", "HEAD");
+    const intruder = s.request({ prompt_template_dir: TEMPLATE, repo_workdir: workspace, branch: "agent/kept" });
+    const refused = await runCli(["enqueue", "sandcastle-run", "--request", "-"], env(), { input: JSON.stringify(intruder) });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`sandcastle-queue: invalid sandcastle-run request: repo_workdir: ${workspace} lies inside RUNS_DIR ${s.runsDir}: retained run workspaces are never mounted into another run\n`);
+    expect(await s.queue.count()).toBe(0);
+
+    const runId = newRunId();
+    await s.queue.add(RUN_JOB, intruder, { ...RUN_JOB_OPTIONS, jobId: runId });
+    const job = (await s.queue.getJob(runId))!;
+    await waitFor(async () => (await job.getState()) === "failed", 60_000, () => "the intruding run to fail");
+    expect(await readRunResult(s.redis, s.queue, (await s.queue.getJob(runId))!)).toMatchObject({
+      status: "failed",
+      failure_reason: "invalid_payload",
+      message: `repo_workdir ${workspace} lies inside RUNS_DIR ${s.runsDir}: retained run workspaces are never mounted into another run`,
+    });
+    expect(s.auditRows().filter((r) => r.run_id === runId).map((r) => r.type)).toEqual(["sandcastle_run_failed"]);
+    expect(readdirSync(s.configDir)).toEqual([]);
+    expect(readdirSync(s.runsDir)).toEqual([kept.run_id]);
+    expect(git(workspace, "rev-parse", "HEAD")).toBe(head);
+    expect(git(workspace, "status", "--porcelain")).toBe("?? wip.txt");
+    expect(await retention.getJob(reapJobId(runId))).toBeUndefined();
   }, 180_000);
 });
 

@@ -1,10 +1,11 @@
 // The run pipeline with misbehaving children: real processes, real Redis, real files.
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseJsonl } from "../../../src/audit/jsonl-appender.js";
 import { NAME_RULE } from "../../../src/redact/index.js";
 import { childCommand } from "../../../src/sandcastle/child-command.js";
+import type { SandcastleRunRequestInput } from "../../../src/sandcastle/contract.js";
 import { groupAlive } from "../../../src/sandcastle/process-tree.js";
 import { processAlive } from "../../../src/redis/process-alive.js";
 import { RunHarness } from "../../helpers/run-harness.js";
@@ -118,6 +119,29 @@ describe("child output", () => {
     expect(result).toMatchObject({ status: "failed", failure_reason: "invalid_payload", message: `repo_workdir ${missing} does not exist on this worker: the run starts in it` });
     expect(readdirSync(h.outDir)).toEqual([]);
     expect(configFiles()).toEqual([]);
+  });
+
+  it("a repo_workdir or prompt_template_dir in RUNS_DIR (also through a symlink) fails invalid_payload before anything is made or started", async () => {
+    const retained = join(h.runsDir, "run-00000000-0000-4000-8000-000000000001");
+    mkdirSync(join(retained, "workspace"), { recursive: true });
+    symlinkSync(retained, join(h.dir.path, "link-to-run"));
+    const why = "retained run workspaces are never mounted into another run";
+    const cases: Array<[Partial<SandcastleRunRequestInput>, string]> = [
+      [{ repo_workdir: join(retained, "workspace") }, `repo_workdir ${retained}/workspace lies inside RUNS_DIR ${h.runsDir}: ${why}`],
+      [{ prompt_template_dir: join(h.dir.path, "link-to-run", "job") }, `prompt_template_dir ${h.dir.path}/link-to-run/job lies inside RUNS_DIR ${h.runsDir} (it resolves to ${retained}/job, RUNS_DIR to ${h.runsDir}): ${why}`],
+    ];
+    for (const [patch, message] of cases) {
+      let spawned = false;
+      const result = await h.run(h.request({ ...patch, extra_env: { FAKE_MODE: "ok" } }), { onSpawn: () => (spawned = true) });
+      expect(result).toMatchObject({ status: "failed", failure_reason: "invalid_payload", exit_code: null, message });
+      expect(spawned).toBe(false);
+      const rows = auditRows().filter((r) => r.run_id === result.run_id);
+      expect(rows).toEqual([expect.objectContaining({ type: "sandcastle_run_failed", failure_reason: "invalid_payload" })]);
+    }
+    // No child ran (it leaves a started-<run_id> file), no run directory (no config, no secret) was made.
+    expect(readdirSync(h.outDir)).toEqual([]);
+    expect(configFiles()).toEqual([]);
+    expect(readdirSync(h.runsDir)).toEqual(["run-00000000-0000-4000-8000-000000000001"]);
   });
 
   it("a child that cannot be started ends failed / spawn_failed", async () => {

@@ -110,4 +110,26 @@ describe("config", () => {
     ];
     for (const [env, pattern] of cases) expect(problemsOf(env)).toEqual([expect.stringMatching(pattern)]);
   });
+
+  it("retention bounds: SANDBOX_RETENTION_HOURS 0 is off, fractions are taken, and no value keeps forever; SANDBOX_PIN_DAYS is 1-365 days", () => {
+    const c = loadConfig({});
+    expect([c.SANDBOX_RETENTION_HOURS, c.SANDBOX_PIN_DAYS]).toEqual([24, 7]);
+    expect(loadConfig({ SANDBOX_RETENTION_HOURS: "0" }).SANDBOX_RETENTION_HOURS).toBe(0);
+    expect(loadConfig({ SANDBOX_RETENTION_HOURS: "0.5" }).SANDBOX_RETENTION_HOURS).toBe(0.5);
+    expect(loadConfig({ SANDBOX_RETENTION_HOURS: "8760", SANDBOX_PIN_DAYS: "365" })).toMatchObject({ SANDBOX_RETENTION_HOURS: 8760, SANDBOX_PIN_DAYS: 365 });
+    expect(loadConfig({ SANDBOX_PIN_DAYS: "1" }).SANDBOX_PIN_DAYS).toBe(1);
+    const cases: Array<[NodeJS.ProcessEnv, string]> = [
+      [{ SANDBOX_RETENTION_HOURS: "-1" }, "SANDBOX_RETENTION_HOURS: takes a number of hours ≥ 0 (0 = off)"],
+      [{ SANDBOX_RETENTION_HOURS: "8761" }, "SANDBOX_RETENTION_HOURS: takes a number of hours ≤ 8760"],
+      [{ SANDBOX_RETENTION_HOURS: "1e9" }, "SANDBOX_RETENTION_HOURS: takes a number of hours ≤ 8760"],
+      [{ SANDBOX_RETENTION_HOURS: "Infinity" }, "SANDBOX_RETENTION_HOURS: takes a number of hours (0 = off)"],
+      [{ SANDBOX_RETENTION_HOURS: "forever" }, "SANDBOX_RETENTION_HOURS: takes a number of hours (0 = off)"],
+      [{ SANDBOX_PIN_DAYS: "0" }, "SANDBOX_PIN_DAYS: takes a number ≥ 1"],
+      [{ SANDBOX_PIN_DAYS: "366" }, "SANDBOX_PIN_DAYS: takes a number ≤ 365"],
+      [{ SANDBOX_PIN_DAYS: "1.5" }, "SANDBOX_PIN_DAYS: takes a whole number"],
+      [{ SANDBOX_PIN_DAYS: "-1" }, "SANDBOX_PIN_DAYS: takes a number ≥ 1"],
+      [{ SANDBOX_PIN_DAYS: "forever" }, "SANDBOX_PIN_DAYS: takes a whole number"],
+    ];
+    for (const [env, problem] of cases) expect(problemsOf(env), JSON.stringify(env)).toEqual([problem]);
+  });
 });
