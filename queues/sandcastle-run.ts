@@ -27,12 +27,21 @@ export const RUN_JOB_OPTIONS: JobsOptions = {
   removeOnFail: KEEP_FAILED,
 };
 
-export interface EnqueueRunDeps {
+/** Where a request's names are looked up: every producer of this deployment passes the same (`runRequestPaths`). */
+export interface RunRequestPaths {
   readonly envManifestDir: string;
   /** SANDCASTLE_PROVIDERS_DIR: a `custom:<name>` sandbox must name a module there. */
   readonly providersDir?: string;
   /** RUNS_DIR: with it, a request whose repo_workdir or prompt_template_dir lies in it is refused here (the worker refuses it too). */
   readonly runsDir?: string;
+}
+
+/** The paths of a loaded config (ENV_MANIFEST_DIR, SANDCASTLE_PROVIDERS_DIR, RUNS_DIR). */
+export function runRequestPaths(config: { readonly ENV_MANIFEST_DIR: string; readonly SANDCASTLE_PROVIDERS_DIR?: string | undefined; readonly runsDir: string }): RunRequestPaths {
+  return { envManifestDir: config.ENV_MANIFEST_DIR, runsDir: config.runsDir, ...(config.SANDCASTLE_PROVIDERS_DIR ? { providersDir: config.SANDCASTLE_PROVIDERS_DIR } : {}) };
+}
+
+export interface EnqueueRunDeps extends RunRequestPaths {
   /** Needed for on_capacity "skip": the reservation that makes "skip at once" exact (ADR 0001). */
   readonly slots?: RunSlots;
   readonly audit?: AuditLog;

@@ -13,6 +13,7 @@ import {
   collectStatus,
   enqueueResearchCompletion,
   enqueueRun,
+  type RunRequestPaths,
   jsonSchemas,
   KillSwitchRequest,
   MARGOT_INTENT_QUEUE,
@@ -44,9 +45,8 @@ export interface ApiDeps {
   /** Plain commands only. */
   readonly redis: RedisClient;
   readonly prefix: string;
-  readonly envManifestDir: string;
-  /** RUNS_DIR: a run request reaching into it is refused. */
-  readonly runsDir: string;
+  /** Where run requests' manifests and providers are found; a request reaching into RUNS_DIR is refused. */
+  readonly runPaths: RunRequestPaths;
   readonly slots: RunSlots;
   readonly audit: AuditLog;
   readonly killSwitch: KillSwitch;
@@ -110,7 +110,7 @@ export function apiRouter(deps: ApiDeps): Router {
 
   router.post("/sandcastle-runs", requireAdmin, ...jsonBody(), async (req, res) => {
     await idempotent(req, res, SANDCASTLE_RUN_QUEUE, async () => {
-      const outcome = await enqueueRun(queues.sandcastleRun, req.body, { envManifestDir: deps.envManifestDir, runsDir: deps.runsDir, slots: deps.slots, audit: deps.audit, redis: deps.redis });
+      const outcome = await enqueueRun(queues.sandcastleRun, req.body, { ...deps.runPaths, slots: deps.slots, audit: deps.audit, redis: deps.redis });
       if (outcome.skipped !== null) {
         deps.onSkippedAtEnqueue?.(outcome.skipped);
         return { status: 200, body: { queue: SANDCASTLE_RUN_QUEUE, job_id: null, result: outcome.skipped } };

@@ -8,7 +8,7 @@ import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
 import express, { type Express, type Request, type Response, type Router } from "express";
 import type { RedisClient } from "../redis/connect.js";
-import type { Queues } from "../../queues/index.js";
+import type { Queues, RunRequestPaths } from "../../queues/index.js";
 import type { AuditLog } from "../audit/audit-log.js";
 import type { KillSwitch } from "../control/kill-switch.js";
 import { AppError } from "../errors.js";
@@ -38,8 +38,7 @@ export interface HttpDeps {
   readonly target: RedisTarget;
   readonly embeddedRedis: boolean;
   readonly prefix: string;
-  readonly envManifestDir: string;
-  readonly runsDir: string;
+  readonly runPaths: RunRequestPaths;
   readonly slots: RunSlots;
   readonly audit: AuditLog;
   readonly killSwitch: KillSwitch;
@@ -111,8 +110,7 @@ export function createApp(deps: HttpDeps, metrics: ServiceMetrics): Express {
       queues: deps.queues,
       redis: deps.redis,
       prefix: deps.prefix,
-      envManifestDir: deps.envManifestDir,
-      runsDir: deps.runsDir,
+      runPaths: deps.runPaths,
       slots: deps.slots,
       audit: deps.audit,
       killSwitch: deps.killSwitch,

@@ -5,6 +5,7 @@ import { QueueEvents, type Job, type Queue } from "bullmq";
 import {
   enqueueResearchCompletion,
   enqueueRun,
+  runRequestPaths,
   MARGOT_INTENT_QUEUE,
   readRunResult,
   runPhase,
@@ -53,7 +54,7 @@ export async function enqueueCommand(rt: Runtime, queueName: string, opts: Enque
     const audit = new AuditLog(rt.config.AUDIT_LOG_PATH, createRedactor());
     rt.shutdown.add("audit log", () => audit.close());
     const slots = new RunSlots(rt.redis, rt.config.SCQ_KEY_PREFIX, rt.config.MAX_CONCURRENT_SANDCASTLE_RUNS);
-    const outcome = await enqueueRun(queue, input, { envManifestDir: rt.config.ENV_MANIFEST_DIR, runsDir: rt.config.runsDir, ...(rt.config.SANDCASTLE_PROVIDERS_DIR ? { providersDir: rt.config.SANDCASTLE_PROVIDERS_DIR } : {}), slots, audit, redis: rt.redis });
+    const outcome = await enqueueRun(queue, input, { ...runRequestPaths(rt.config), slots, audit, redis: rt.redis });
     if (outcome.skipped !== null) {
       // Nothing was enqueued; the result is already known.
       process.stdout.write(`${JSON.stringify(outcome.skipped)}\n`);

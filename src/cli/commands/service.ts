@@ -1,5 +1,5 @@
 // `start` (workers + HTTP), `worker` (workers only), `serve` (HTTP only): long-running, stopped by SIGTERM/SIGINT.
-import { enqueueReaction, enqueueResearchCompletion, openQueues } from "../../../queues/index.js";
+import { enqueueReaction, enqueueResearchCompletion, openQueues, runRequestPaths } from "../../../queues/index.js";
 import { startWorkers } from "../../../workers/index.js";
 import { AuditLog } from "../../audit/audit-log.js";
 import { BOARD_PATH, startHttpServer } from "../../http/server.js";
@@ -63,8 +63,7 @@ export async function serviceCommand(rt: Runtime, parts: { workers: boolean; htt
       target: rt.site.target,
       embeddedRedis: rt.site.embedded !== null,
       prefix: config.SCQ_KEY_PREFIX,
-      envManifestDir: config.ENV_MANIFEST_DIR,
-      runsDir: config.runsDir,
+      runPaths: runRequestPaths(config),
       slots: new RunSlots(redis, config.SCQ_KEY_PREFIX, config.MAX_CONCURRENT_SANDCASTLE_RUNS),
       audit,
       killSwitch: new KillSwitch(redis, config.SCQ_KEY_PREFIX, config.KILL_SWITCH_FILE),

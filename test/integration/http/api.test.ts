@@ -1,7 +1,7 @@
 // The HTTP API under /v1 and /metrics, through a real `start` process (workers + HTTP) on the shared test Redis,
 // with the fake run child: every status code, idempotency, JSON Schemas that validate a real request, metrics.
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import Ajv2020Module from "ajv/dist/2020.js";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,13 +12,14 @@ import { rawRequest } from "../../helpers/raw-http.js";
 import { RunScope } from "../../helpers/run-scope.js";
 
 const ADMIN = "api-admin-token-0123456789";
+const PROVIDERS = resolve(import.meta.dirname, "../../fixtures/providers");
 const VIEWER = "api-viewer-token-0123456789";
 let s: RunScope;
 let base: string;
 
 beforeAll(async () => {
   s = new RunScope();
-  const service = new CliProcess(["start"], s.env({ PORT: "0", SCQ_API_TOKEN: ADMIN, SCQ_VIEWER_TOKEN: VIEWER }));
+  const service = new CliProcess(["start"], s.env({ PORT: "0", SCQ_API_TOKEN: ADMIN, SCQ_VIEWER_TOKEN: VIEWER, SANDCASTLE_PROVIDERS_DIR: PROVIDERS }));
   await service.waitForOutput(/Bull Board at (http:\/\/\S+)\/admin\/queues/);
   base = /Bull Board at (http:\/\/\S+)\/admin\/queues/.exec(service.stdout)![1]!;
   await service.waitForOutput(/workers \+ http running/);
@@ -93,6 +94,17 @@ describe("POST /v1/sandcastle-runs", () => {
     const intruder = await call("POST", "/v1/sandcastle-runs", admin, s.request({ prompt_template_dir: join(s.runsDir, "run-00000000-0000-4000-8000-000000000001", "job") }));
     expect(intruder.status).toBe(400);
     expect(intruder.body.problems).toEqual([{ field: "prompt_template_dir", problem: expect.stringMatching(/ lies inside RUNS_DIR .*: retained run workspaces are never mounted into another run$/) }]);
+    expect(await s.queue.count()).toBe(before);
+  });
+
+  it("a custom:<name> sandbox is found in SANDCASTLE_PROVIDERS_DIR as from the CLI: 201 for one that is there, 400 naming sandbox for one that is not", async () => {
+    const found = await call("POST", "/v1/sandcastle-runs", admin, s.request({ sandbox: "custom:local-process" }));
+    expect(found.status).toBe(201);
+    expect((await finished("sandcastle-run", found.body.job_id)).state).toBe("completed");
+    const before = await s.queue.count();
+    const missing = await call("POST", "/v1/sandcastle-runs", admin, s.request({ sandbox: "custom:no-such-provider" }));
+    expect(missing.status).toBe(400);
+    expect(missing.body.problems).toEqual([{ field: "sandbox", problem: expect.stringContaining("no-such-provider") }]);
     expect(await s.queue.count()).toBe(before);
   });
 
