@@ -6,6 +6,7 @@ import type { Logger } from "../log.js";
 import { EmbeddedRedis } from "./embedded.js";
 import { assertNoEviction } from "./eviction-policy.js";
 import { clusterOptions, describeTarget, redisOptions, type ClusterNode, type RedisTarget, type RedisRole } from "./target.js";
+import { certificateProblem, tlsNode } from "./tls-dial.js";
 
 /** One Redis server or a Redis Cluster: every module takes this, never a bare Redis. */
 export type RedisClient = Redis | Cluster;
@@ -57,8 +58,14 @@ export async function connectRedis(target: RedisTarget, role: RedisRole, timeout
     return redis;
   } catch (err) {
     redis.disconnect();
+    // ioredis says only "Connection is closed" (a cluster: "None of startup nodes is available") when the certificate is the reason.
+    const node = tlsNode(target);
+    const untrusted = node ? await certificateProblem(node) : null;
+    if (untrusted !== null) {
+      throw new AppError("redis_unavailable", `cannot reach Redis at ${describeTarget(target)}: its TLS certificate is not trusted (${untrusted}). For a private CA, set NODE_EXTRA_CA_CERTS to the CA's PEM file.`);
+    }
     const fix = target.kind === "cluster" ? "Check REDIS_CLUSTER_NODES (and that the cluster is up: redis-cli --cluster check host:port)." : "Start Redis (or `npm start` for the embedded one) or fix REDIS_URL.";
-    throw new AppError("redis_unavailable", `cannot reach Redis at ${describeTarget(target)}: ${(err as Error).message}. ${fix}`);
+    throw new AppError("redis_unavailable", `cannot reach Redis at ${describeTarget(target)}: ${(err as Error).message.replace(/\.$/, "")}. ${fix}`);
   }
 }
 

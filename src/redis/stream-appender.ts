@@ -6,9 +6,9 @@
 // On a Redis Cluster it follows MOVED (the slot lives elsewhere now: the connection moves there) and
 // ASK (a slot being migrated: this one command goes there after ASKING), and dials the seed nodes in turn (ADR 0018).
 import { connect as netConnect, type Socket } from "node:net";
-import { connect as tlsConnect } from "node:tls";
 import { AppError } from "../errors.js";
 import { describeTarget, formatNode, type ClusterNode, type RedisTarget } from "./target.js";
+import { dialTls } from "./tls-dial.js";
 
 /** One argument: text, bytes, or bytes in pieces sent back to back as one value. */
 export type CommandArg = string | Buffer | readonly Buffer[];
@@ -126,6 +126,11 @@ export class StreamAppender {
           clearTimeout(timer);
           resolve();
         });
+        // The error first (it says why: refused, an untrusted certificate); close follows it.
+        socket.once("error", (err) => {
+          clearTimeout(timer);
+          reject(err);
+        });
         socket.once("close", () => {
           clearTimeout(timer);
           reject(new Error("connection refused or closed"));
@@ -167,7 +172,7 @@ export class StreamAppender {
       db = Number.isInteger(dbNumber) ? dbNumber : 0;
     }
     const auth = password ? (username ? ["AUTH", username, password] : ["AUTH", password]) : null;
-    if (tls) return { socket: tlsConnect({ host, port, servername: host }), readyEvent: "secureConnect", auth, db };
+    if (tls) return { socket: dialTls(host, port), readyEvent: "secureConnect", auth, db };
     return { socket: netConnect({ host, port }), readyEvent: "connect", auth, db };
   }
 

@@ -8,6 +8,7 @@ export interface BadPayload {
 }
 
 const notString = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }), fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }));
+const notStringOrNull = notString.filter((v) => v !== null);
 const notNumber = fc.oneof(fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 2 }));
 const relative = fc.string({ minLength: 1, maxLength: 30 }).filter((p) => !p.startsWith("/"));
 const badPlainName = fc.oneof(fc.constant(""), fc.constant("../etc"), fc.constant("a/b"), fc.constant("x..y"), fc.string({ minLength: 1, maxLength: 10 }).map((s) => `/${s}`), notString);
@@ -29,6 +30,8 @@ function unknownField(base: Record<string, unknown>): fc.Arbitrary<BadPayload> {
     return { field: key, payload };
   });
 }
+
+const notAnObject: fc.Arbitrary<BadPayload> = fc.oneof(fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.string(), fc.integer()).map((payload) => ({ field: "(top level)", payload }));
 
 /** A SandcastleRunRequest (valid as `base`) wrong in one field, or not an object at all. */
 export function badRunRequest(base: Record<string, unknown>): fc.Arbitrary<BadPayload> {
@@ -54,7 +57,7 @@ export function badRunRequest(base: Record<string, unknown>): fc.Arbitrary<BadPa
     oneField(base, "dry_run", badBoolean),
     oneField(base, "on_capacity", fc.oneof(fc.constantFrom("drop", "queue", ""), notString)),
     unknownField(base),
-    fc.oneof(fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.string(), fc.integer()).map((payload) => ({ field: "(top level)", payload })),
+    notAnObject,
   );
 }
 
@@ -67,6 +70,39 @@ export function badCompletion(base: Record<string, unknown>): fc.Arbitrary<BadPa
     oneField(base, "originating_session_id", fc.oneof(fc.constant(""), notString)),
     unknownField(base),
   );
+}
+
+/** A draft id as margot-intent jobs carry it, wrong: empty, too long, all digits, or a character a job id or key must not hold. */
+const badDraftId = fc.oneof(
+  fc.constantFrom("", "x".repeat(65), "a/b", "d:1", "has space", "d-\u00e9"),
+  fc.nat().map(String),
+  fc.string({ minLength: 1, maxLength: 20 }).filter((id) => !/^[A-Za-z0-9_-]{1,64}$/.test(id)),
+  notString,
+);
+const notWholeNonNegative = fc.oneof(fc.integer({ max: -1 }), fc.double({ min: 0.01, max: 1e6, noNaN: true }).filter((d) => !Number.isInteger(d)), notNumber);
+
+/** A draft-reaction job (valid as `base`, with every optional field set) wrong in one field. */
+export function badDraftReaction(base: Record<string, unknown>): fc.Arbitrary<BadPayload> {
+  return fc.oneof(
+    oneField(base, "draft_id", badDraftId),
+    oneField(base, "reaction", fc.oneof(fc.string().filter((r) => !["approve", "reject", "defer"].includes(r)), notString)),
+    oneField(base, "reason", fc.oneof(fc.string({ minLength: 501, maxLength: 600 }), notStringOrNull)),
+    oneField(base, "actor", fc.oneof(fc.constant(""), fc.constant("a".repeat(201)), notString)),
+    oneField(base, "source", fc.oneof(fc.string().filter((s) => !["telegram", "cli"].includes(s)), notString)),
+    oneField(base, "update_id", notWholeNonNegative),
+    unknownField(base),
+    notAnObject,
+  );
+}
+
+/** A draft-expire / draft-resurface job (`{draft_id, generation}`, valid as `base`) wrong in one field. */
+export function badDraftTimer(base: Record<string, unknown>): fc.Arbitrary<BadPayload> {
+  return fc.oneof(oneField(base, "draft_id", badDraftId), oneField(base, "generation", notWholeNonNegative), unknownField(base), notAnObject);
+}
+
+/** A rate-limit-release job (`{draft_id}`, valid as `base`) wrong in one field. */
+export function badRateLimitRelease(base: Record<string, unknown>): fc.Arbitrary<BadPayload> {
+  return fc.oneof(oneField(base, "draft_id", badDraftId), unknownField(base), notAnObject);
 }
 
 /** Whether a refusal's message names the field (an unknown field by its name, a whole-payload problem as such). */

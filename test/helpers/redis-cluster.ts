@@ -1,16 +1,17 @@
-// A real Redis Cluster for tests: 3 masters + 3 replicas from redis-server --cluster-enabled on loopback,
-// created by redis-cli --cluster create; every server is stopped by its pid.
+// A real Redis Cluster for tests: 3 masters + 3 replicas (or as asked, TLS-only if asked) from redis-server
+// --cluster-enabled on loopback, created by redis-cli --cluster create; every server is stopped by its pid.
 import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { Redis } from "ioredis";
+import { Cluster, Redis } from "ioredis";
 import { createRedisClient } from "../../src/redis/connect.js";
-import type { RedisTarget } from "../../src/redis/target.js";
+import { clusterOptions, type RedisTarget } from "../../src/redis/target.js";
 import { waitFor } from "./cli.js";
 import type { RedisBackend } from "./redis-backend.js";
+import type { TestCerts } from "./tls-certs.js";
 
 const run = promisify(execFile);
 
@@ -24,6 +25,8 @@ export class TestCluster {
   private constructor(
     readonly servers: ClusterServer[],
     private readonly root: string,
+    /** Set: the nodes speak TLS only (clients, the bus and replication), with these certificates. */
+    readonly tls: TestCerts | null = null,
   ) {}
 
   /** REDIS_CLUSTER_NODES for these servers. */
@@ -32,30 +35,39 @@ export class TestCluster {
   }
 
   get target(): Extract<RedisTarget, { kind: "cluster" }> {
-    return { kind: "cluster", nodes: this.servers.map((s) => ({ host: "127.0.0.1", port: s.port })), tls: false };
+    return { kind: "cluster", nodes: this.servers.map((s) => ({ host: "127.0.0.1", port: s.port })), tls: this.tls !== null };
   }
 
   /** For RunScope / MargotScope: CLI processes and the test's own client on this cluster. */
   backend(): RedisBackend {
     return {
-      env: { REDIS_CLUSTER_NODES: this.seeds },
-      client: () => createRedisClient(this.target, "worker"),
+      env: { REDIS_CLUSTER_NODES: this.seeds, ...(this.tls ? { REDIS_CLUSTER_TLS: "1", NODE_EXTRA_CA_CERTS: this.tls.ca } : {}) },
+      client: () => (this.tls ? this.tlsClient() : createRedisClient(this.target, "worker")),
       // Keys of one test's prefix go when the whole cluster is removed after the file.
       deletePrefix: async () => {},
     };
   }
 
-  static async start(size = 6): Promise<TestCluster> {
+  /** The test's own client of a TLS cluster: the CA given in-process (CLI processes get NODE_EXTRA_CA_CERTS). */
+  private tlsClient(): Cluster {
+    const options = clusterOptions(this.target, "worker");
+    return new Cluster(this.target.nodes.map((n) => ({ ...n })), { ...options, redisOptions: { ...options.redisOptions, tls: { ca: this.tls!.caPem() } }, lazyConnect: true });
+  }
+
+  /** `tls`: made with certs from tls-certs.ts (their files must outlive the cluster). */
+  static async start(opts: { size?: number; replicas?: number; tls?: TestCerts } = {}): Promise<TestCluster> {
+    const { size = 6, replicas = 1 } = opts;
     const root = mkdtempSync(join(tmpdir(), "scq-cluster-"));
     const ports = await clusterPorts(size);
     const servers: ClusterServer[] = ports.map((port) => ({ port, dir: join(root, String(port)), child: null }));
-    const cluster = new TestCluster(servers, root);
+    const cluster = new TestCluster(servers, root, opts.tls ?? null);
     try {
       for (const s of servers) {
         mkdirSync(s.dir);
         await cluster.launch(s);
       }
-      await run("redis-cli", ["--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", "1", "--cluster-yes"], { timeout: 30_000 });
+      const tlsArgs = opts.tls ? ["--tls", "--cacert", opts.tls.ca] : [];
+      await run("redis-cli", [...tlsArgs, "--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", String(replicas), "--cluster-yes"], { timeout: 30_000 });
       await cluster.waitHealthy(30_000);
       return cluster;
     } catch (err) {
@@ -66,10 +78,11 @@ export class TestCluster {
 
   /** (Re)starts one server on its port and data dir (its AOF and nodes.conf survive). */
   async launch(s: ClusterServer): Promise<void> {
+    const listen = this.tls ? ["--port", "0", "--tls-port", String(s.port), "--tls-cluster", "yes", "--tls-replication", "yes", ...this.tls.serverArgs] : ["--port", String(s.port)];
     const child = spawn(
       "redis-server",
       [
-        "--port", String(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
+        ...listen, "--bind", "127.0.0.1", "--dir", s.dir,
         "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1500",
         "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--maxmemory-policy", "noeviction",
       ],
@@ -172,7 +185,7 @@ export class TestCluster {
 
   /** One command to one node (not cluster-aware); null when it does not answer. */
   async ask(port: number, args: string[]): Promise<unknown> {
-    const r = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+    const r = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000, ...(this.tls ? { tls: { ca: this.tls.caPem() } } : {}) });
     r.on("error", () => {});
     try {
       await r.connect();

@@ -5,6 +5,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
+import type { TestCerts } from "./tls-certs.js";
 
 export interface TestRedis {
   readonly url: string;
@@ -24,20 +25,24 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** `port`: that port, one attempt (to bring a stopped server back where its clients look for it). */
-export async function startRedisServer(extraArgs: string[] = [], fixedPort?: number): Promise<TestRedis> {
+/**
+ * `port`: that port, one attempt (to bring a stopped server back where its clients look for it).
+ * `tls`: TLS only (no plain port), at a rediss:// URL.
+ */
+export async function startRedisServer(extraArgs: string[] = [], fixedPort?: number, tls?: TestCerts): Promise<TestRedis> {
   const dir = mkdtempSync(join(tmpdir(), "scq-redis-"));
   for (let attempt = 0; attempt < (fixedPort === undefined ? 5 : 1); attempt++) {
     const port = fixedPort ?? (await freePort());
+    const listen = tls ? ["--port", "0", "--tls-port", String(port), ...tls.serverArgs] : ["--port", String(port)];
     const child = spawn(
       "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction", ...extraArgs],
+      [...listen, "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction", ...extraArgs],
       { stdio: "ignore" },
     );
     const pid = child.pid!;
-    const url = `redis://127.0.0.1:${port}`;
+    const url = `${tls ? "rediss" : "redis"}://127.0.0.1:${port}`;
     const exited = new Promise<void>((r) => child.once("exit", () => r()));
-    if (await answers(url, 5000)) {
+    if (await answers(url, 5000, tls)) {
       return {
         url,
         pid,
@@ -61,10 +66,10 @@ export async function startRedisServer(extraArgs: string[] = [], fixedPort?: num
   throw new Error("could not start a test redis-server");
 }
 
-async function answers(url: string, timeoutMs: number): Promise<boolean> {
+async function answers(url: string, timeoutMs: number, tls?: TestCerts): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...(tls ? { tls: { ca: tls.caPem() } } : {}) });
     r.on("error", () => {});
     try {
       await r.connect();

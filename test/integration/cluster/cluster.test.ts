@@ -1,7 +1,7 @@
 // Everything on a real Redis Cluster (3 masters + 3 replicas from redis-server --cluster-enabled):
-// two worker processes as two hosts, every CLI command, the Lua scripts, session logs, Margot timers,
+// two worker processes as two hosts, `start` (workers + HTTP in one), every CLI command, the Lua scripts, session logs, Margot timers,
 // the session-log appender following MOVED and ASK, and a master SIGKILLed mid-enqueue.
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Cluster } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -83,6 +83,25 @@ describe("on a Redis Cluster", () => {
     const status = await runCli(["status", "--json"], s.env());
     expect(status.code, status.stderr).toBe(0);
     expect(lastJsonLine(status.stdout)).toMatchObject({ redis: { url: `redis-cluster://${cluster.seeds}`, embedded: false }, queues: { "sandcastle-run": { completed: 5, active: 0 } } });
+  });
+
+  it("start (workers + HTTP in one process): /readyz answers, and a dry run POSTed to it runs to ok", async () => {
+    const s = runScope();
+    const service = new CliProcess(["start"], s.env({ PORT: "0" }));
+    await service.waitForOutput(/workers \+ http running on REDIS_CLUSTER_NODES/, 30_000);
+    await service.waitForOutput(/Bull Board at (http:\/\/\S+)\/admin\/queues/);
+    const base = /Bull Board at (http:\/\/\S+)\/admin\/queues/.exec(service.stdout)![1]!;
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    const posted = await fetch(`${base}/v1/sandcastle-runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(s.request({}, { FAKE_MODE: "ok" })) });
+    expect(posted.status).toBe(201);
+    const { job_id: jobId } = (await posted.json()) as { job_id: string };
+    let job: { state: string; result: SandcastleRunResult | null } = { state: "", result: null };
+    await waitFor(async () => {
+      job = (await (await fetch(`${base}/v1/jobs/sandcastle-run/${jobId}`)).json()) as typeof job;
+      return job.state === "completed" || job.state === "failed";
+    }, 30_000, () => `the run to end (now ${job.state})`);
+    expect(job.result).toMatchObject({ status: "ok", run_id: jobId });
+    expect(existsSync(s.started(jobId))).toBe(true);
   });
 
   it("cancel and the kill switch from another process stop runs on whichever worker holds them", async () => {

@@ -1,13 +1,14 @@
 // Fault: hostile or broken payloads (fast-check, 1,000 each) at every door: queues/ (enqueue), the CLI, the
-// HTTP API, and jobs written straight to Redis for the worker. Guarantee: each is refused naming the field,
+// HTTP API, and jobs written straight to Redis for the workers (sandcastle-run, and margot-intent under each job name). Guarantee: each is refused naming the field,
 // nothing is enqueued at the doors, and the worker fails such a job alone and keeps serving.
 import fc from "fast-check";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enqueueResearchCompletion, enqueueRun, MARGOT_INTENT_QUEUE } from "../../../queues/index.js";
+import { enqueueResearchCompletion, enqueueRun, MARGOT_INTENT_QUEUE, MARGOT_JOB_OPTIONS, MARGOT_JOBS } from "../../../queues/index.js";
 import { InvalidInputError } from "../../../src/errors.js";
-import { badCompletion, badRunRequest, namesField, type BadPayload } from "../../helpers/bad-payloads.js";
+import { badCompletion, badDraftReaction, badDraftTimer, badRateLimitRelease, badRunRequest, namesField, type BadPayload } from "../../helpers/bad-payloads.js";
 import { CliProcess, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
+import { ACTION_BODY, MargotScope } from "../../helpers/margot-scope.js";
 import { RunScope } from "../../helpers/run-scope.js";
 
 const TOKEN = "fuzz-token-0123456789abcdef";
@@ -94,5 +95,45 @@ describe("property: bad payloads are refused naming the field", () => {
     await waitFor(async () => (await s.queue.getJob(runId).then((j) => j?.getState())) === "completed", 30_000, () => "the good run to complete");
     expect(s.tally().get(runId)).toBe(1);
     expect(worker.child.exitCode).toBeNull();
+  }, 240_000);
+
+  it("worker: 1,000 bad margot-intent jobs (every job name it knows) written straight to Redis each fail alone, at once, naming the field; the worker then decides a good completion", async () => {
+    const m = await new MargotScope().start();
+    try {
+      const draft = { draft_id: "d-0123456789ab" };
+      // Each name with what its refusal calls the payload (workers/margot-intent.ts).
+      const badJob = fc.oneof(
+        badCompletion(completion).map((b) => ({ ...b, name: MARGOT_JOBS.researchCompleted, what: "completion" })),
+        badDraftReaction({ ...draft, reaction: "approve", reason: null, actor: "telegram:4242", source: "telegram", update_id: 7 }).map((b) => ({ ...b, name: MARGOT_JOBS.draftReaction, what: "reaction" })),
+        badDraftTimer({ ...draft, generation: 0 }).map((b) => ({ ...b, name: MARGOT_JOBS.draftExpire, what: "expiry" })),
+        badDraftTimer({ ...draft, generation: 0 }).map((b) => ({ ...b, name: MARGOT_JOBS.draftResurface, what: "resurface" })),
+        badRateLimitRelease(draft).map((b) => ({ ...b, name: MARGOT_JOBS.rateLimitRelease, what: "rate-limit release" })),
+      );
+      const bad = fc.sample(badJob, RUNS);
+      expect(new Set(bad.map((b) => b.name)).size).toBe(Object.keys(MARGOT_JOBS).length);
+      // As producers add them: up to 5 attempts. A refusal is final, so each fails on its first.
+      await m.queue.addBulk(bad.map(({ name, payload }, i) => ({ name, data: payload, opts: { ...MARGOT_JOB_OPTIONS, jobId: `m-fuzz-${i}` } })));
+      const worker = await m.worker();
+      // Settled: failed, or (were one taken as good or retried) completed or delayed.
+      const settled = async () => m.queue.getJobCounts("failed", "completed", "delayed");
+      await waitFor(async () => Object.values(await settled()).reduce((a, b) => a + b, 0) === RUNS, 120_000, () => `all ${RUNS} bad jobs to be processed`);
+      expect(await settled()).toEqual({ failed: RUNS, completed: 0, delayed: 0 });
+      const failed = await m.queue.getFailed(0, RUNS);
+      const wrong = failed.filter((job) => {
+        const { field, what } = bad[Number(String(job.id).slice("m-fuzz-".length))]!;
+        const reason = job.failedReason ?? "";
+        return !reason.startsWith(`invalid margot-intent ${what}: `) || !namesField(reason, field) || job.attemptsMade !== 1;
+      });
+      expect(wrong.map((j) => [j.id, j.name, j.attemptsMade, j.failedReason])).toEqual([]);
+      expect(m.telegram.drafts()).toHaveLength(0);
+
+      const result = await m.submit(m.completion(ACTION_BODY));
+      expect(result.status).toBe("drafted");
+      expect(m.telegram.drafts()).toHaveLength(1);
+      expect(worker.child.exitCode).toBeNull();
+    } finally {
+      await stopAllCli();
+      await m.close();
+    }
   }, 240_000);
 });

@@ -1,11 +1,12 @@
 // The real path under load and on the way out: agent → Sandcastle → the built-in child → worker →
 // session log, on the real library with the script agent. One worker and one repo for the whole
-// file (a worker start is seconds on a loaded machine); the worker SIGKILL case comes last.
+// file (a worker start is seconds on a loaded machine); the SIGTERM case restarts it, the SIGKILL case comes last.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readRunResult } from "../../../queues/index.js";
 import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
 import { CLI, CliProcess, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
 import { makeGitRepo, RunScope } from "../../helpers/run-scope.js";
@@ -32,8 +33,8 @@ afterAll(async () => {
 });
 
 function env(): NodeJS.ProcessEnv {
-  // The built-in child (SANDCASTLE_BIN empty means unset), this file's own secret.
-  return s.env({ SANDCASTLE_BIN: "", ANTHROPIC_API_KEY: SECRET });
+  // The built-in child (SANDCASTLE_BIN empty means unset), this file's own secret; a shutdown stops a run after 1 s.
+  return s.env({ SANDCASTLE_BIN: "", ANTHROPIC_API_KEY: SECRET, SCQ_SHUTDOWN_GRACE_SECONDS: "1" });
 }
 
 function request(extraEnv: Record<string, string>, patch: Record<string, unknown> = {}): Record<string, unknown> {
@@ -50,6 +51,12 @@ async function enqueueWait(req: Record<string, unknown>): Promise<SandcastleRunR
 /** `sh -c` with the CLI as `$CLI`: what a user types, pipes included. */
 function shell(script: string): Buffer {
   return execFileSync("sh", ["-c", script], { env: { ...env(), CLI: `${process.execPath} ${CLI}` }, maxBuffer: 64 * 2 ** 20 });
+}
+
+/** The run's result line as `enqueue --wait` writes it (JSON of the stored result): what a file gets. */
+async function resultLine(runId: string): Promise<string> {
+  const job = await s.queue.getJob(runId);
+  return `${JSON.stringify(await readRunResult(s.redis, s.queue, job!))}\n`;
 }
 
 async function sessionLines(sessionId: string): Promise<string[]> {
@@ -75,13 +82,24 @@ const runStarted = () => existsSync(join(s.outDir, "agent-started"));
 const forgetStart = () => rmSync(join(s.outDir, "agent-started"), { force: true });
 
 describe("the real path", () => {
-  it("a result of several MB and a long log reach a pipe whole: `enqueue --wait | tail -1`, `logs | wc -c`", async () => {
+  it("a result of several MB and a long log reach a pipe whole, byte for byte what a file gets: `enqueue --wait | tail -1`, `logs | wc -c`", async () => {
     const req = request({ BIG_TAIL: "1" });
     const last = shell(`printf '%s' '${JSON.stringify(req)}' | $CLI enqueue sandcastle-run --request - --wait | tail -1`).toString("utf8");
     const result = SandcastleRunResult.parse(JSON.parse(last));
     expect(result.status).toBe("ok");
     expect(last.length).toBeGreaterThan(2.5 * 2 ** 20);
     expect(result.log_tail.filter((l) => l === "q".repeat(61440)).length).toBeGreaterThanOrEqual(40);
+    // A file gets the run's result line whole (a second run: each enqueue is a new one), and the pipe got this run's the same.
+    const fileOut = join(s.dir.path, "result.txt");
+    shell(`printf '%s' '${JSON.stringify(request({ BIG_TAIL: "1" }))}' | $CLI enqueue sandcastle-run --request - --wait > ${fileOut}`);
+    const [jobLine, ...fileResult] = readFileSync(fileOut, "utf8").split(/(?<=\n)/);
+    const fileRunId = (JSON.parse(jobLine!) as { job_id: string }).job_id;
+    expect(fileResult).toHaveLength(1);
+    expect(fileResult[0]!.length).toBeGreaterThan(2.5 * 2 ** 20);
+    expect(fileResult[0] === (await resultLine(fileRunId)), "the file's result line is the stored result").toBe(true);
+    const expected = await resultLine(result.run_id);
+    expect(Buffer.byteLength(last)).toBe(Buffer.byteLength(expected));
+    expect(last === expected, "the piped result line is, byte for byte, the line a file gets").toBe(true);
 
     const sid = String(req.session_id);
     const piped = Number(shell(`$CLI logs ${sid} | wc -c`).toString().trim());
@@ -122,6 +140,26 @@ describe("the real path", () => {
     } finally {
       await runCli(["killswitch", "off"], env());
     }
+  });
+
+  it("SIGTERM mid-run, past the shutdown grace: one reason, worker_shutdown, in the result, the job, the audit and at the end of the log", async () => {
+    forgetStart();
+    const req = request({ MODE: "sleep" });
+    const running = runCli(["enqueue", "sandcastle-run", "--request", "-", "--wait"], env(), { input: JSON.stringify(req), timeoutMs: 120_000 });
+    await waitFor(async () => runStarted(), 60_000);
+    expect(await worker.stop("SIGTERM", 30_000)).toBe(0);
+    const result = SandcastleRunResult.parse(lastJsonLine((await running).stdout));
+    expect(result).toMatchObject({ status: "killed", failure_reason: "worker_shutdown" });
+    expect((await s.queue.getJob(result.run_id))?.failedReason).toMatch(/^killed: worker_shutdown\b/);
+    expect(s.auditRows().filter((r) => r.run_id === result.run_id && r.type === "sandcastle_run_failed")).toEqual([expect.objectContaining({ failure_reason: "worker_shutdown" })]);
+    const lines = await sessionLines(String(req.session_id));
+    expect(lines.at(-1)).toMatch(/^── run killed \(worker_shutdown\)/);
+    expect(result.log_tail.at(-1)).toBe(lines.at(-1));
+    // The child was stopped as for a cancel; that word must not surface as a second reason.
+    expect(lines.join("\n")).not.toContain("cancelled");
+    expect(result.message).not.toContain("cancelled");
+    worker = new CliProcess(["worker"], env());
+    await worker.waitForOutput(/workers running/);
   });
 
   it("no raw secret on disk after runs that end ok, timeout, cancelled, and a worker SIGKILL; no run directory or Sandcastle log left, a dead run's swept when a run is declared lost", async () => {
