@@ -224,7 +224,8 @@ describe.skipIf(skipContainers)("runs in real podman containers", { timeout: 300
     const result = await run.result();
     expect(result).toMatchObject({ status: "failed", failure_reason: "agent_failed", commits: [] });
     expect(result.message).toMatch(/exited with code 3/);
-    expect(result.message).toContain("something broke"); // its stderr: it did run, in its container
+    // Its output: it did run, in its container. podman 4.3's exec can lose a stream of a process that exits at once (seen: stderr), so either line will do.
+    expect(result.message).toMatch(/something broke|about to fail/);
     expect(runContainerIds(run.runId)).toEqual([]);
     expect(existsSync(runDir(run.runId))).toBe(false);
   });
