@@ -307,16 +307,19 @@ function stripFences(text: string): { prose: string; hadFence: boolean } {
 /** Longest token and sentence read: real ones are far shorter, and the bounds keep every pattern linear. */
 export const MAX_TOKEN_LENGTH = 200;
 export const MAX_SENTENCE_LENGTH = 1000;
-// The lookbehind starts a try only where a token starts (linear, not a try at every character).
 const DIGIT = /\d/;
+// The lookbehind starts a try only where a token starts (linear, not a try at every character).
 const LONG_TOKEN = new RegExp(String.raw`(?<!\S)\S{${MAX_TOKEN_LENGTH + 1},}`, "g");
 
 function boundTokens(text: string): string {
-  // One pass over char codes finds whether any token is too long (almost never); only then the replace.
-  let run = 0;
-  for (let i = 0; i < text.length; i++) {
-    if (isSpace(text.charCodeAt(i))) run = 0;
-    else if (++run > MAX_TOKEN_LENGTH) return text.replace(LONG_TOKEN, (token) => token.slice(0, MAX_TOKEN_LENGTH));
+  // A token too long (almost never) covers one of every (MAX_TOKEN_LENGTH + 1)th character: only the tokens there are measured.
+  for (let at = MAX_TOKEN_LENGTH; at < text.length; at += MAX_TOKEN_LENGTH + 1) {
+    if (isSpace(text.charCodeAt(at))) continue;
+    let start = at;
+    while (start > 0 && !isSpace(text.charCodeAt(start - 1))) start--;
+    let end = at + 1;
+    while (end < text.length && !isSpace(text.charCodeAt(end))) end++;
+    if (end - start > MAX_TOKEN_LENGTH) return text.replace(LONG_TOKEN, (token) => token.slice(0, MAX_TOKEN_LENGTH));
   }
   return text;
 }
