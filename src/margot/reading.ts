@@ -333,12 +333,15 @@ function boundSentence(sentence: string): string {
 
 const LINE_MARKER = /^\s*(?:#{1,6}\s+|>\s*|[-*+\u2022]\s+|\d{1,3}[.)]\s+)/;
 
-/** Cut text into sentences: blocks by line structure, then on sentence punctuation and contrast markers. */
-export function splitSentences(text: string, tokensBounded = false): string[] {
+/**
+ * Cut text into sentences: blocks by line structure, then on sentence punctuation and contrast markers.
+ * `prose`: the text is a reading's prose, already normalised and with its tokens bounded.
+ */
+export function splitSentences(text: string, prose = false): string[] {
   const blocks: string[] = [];
   let current = "";
   let currentIsHeading = false;
-  for (const raw of normalise(text).split("\n")) {
+  for (const raw of (prose ? text : normalise(text)).split("\n")) {
     const line = raw.trim();
     if (line === "") {
       if (current) blocks.push(current);
@@ -359,7 +362,7 @@ export function splitSentences(text: string, tokensBounded = false): string[] {
   if (current) blocks.push(current);
 
   const sentences: string[] = [];
-  for (const block of tokensBounded ? blocks : blocks.map(boundTokens)) {
+  for (const block of prose ? blocks : blocks.map(boundTokens)) {
     const masked = block.replace(ABBREVIATION, (m) => m.replace(/\./g, DOT_MASK));
     for (const piece of masked.split(/(?<=[.!?])["')\]]*\s+|;\s+|,\s+(?=(?:but|however|although|whereas)\b)/i)) {
       const sentence = boundSentence(piece.replaceAll(DOT_MASK, ".").trim());
