@@ -142,11 +142,22 @@ function collect(group: CueGroup, text: string, bits: number): string[] {
     pattern.lastIndex = 0;
     for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
       if (match[0] === "") pattern.lastIndex++;
-      const phrase = match[0].trim().replace(/\s+/g, " ");
-      if (phrase && !found.some((f) => f.toLowerCase() === phrase.toLowerCase())) found.push(phrase);
+      addPhrase(found, match[0]);
     }
   }
   return found;
+}
+
+/** Whitespace that collapsing to single spaces would change (most phrases have none). */
+const UNCOLLAPSED = /\s\s|[^\S ]/;
+
+/** Adds a matched phrase, trimmed and its whitespace collapsed, unless the list has it in some case already. */
+function addPhrase(list: string[], match: string): void {
+  const trimmed = match.trim();
+  const phrase = UNCOLLAPSED.test(trimmed) ? trimmed.replace(/\s+/g, " ") : trimmed;
+  if (phrase === "") return;
+  const lower = phrase.toLowerCase();
+  if (!list.some((p) => p.toLowerCase() === lower)) list.push(phrase);
 }
 
 
@@ -458,10 +469,6 @@ const SPACE = /\s/;
 
 function findSurfaces(sentence: string, nouns: boolean = hasSurfaceNoun(tokensOf(sentence))): { surfaces: string[]; strong: boolean } {
   const surfaces: string[] = [];
-  const add = (s: string) => {
-    const phrase = s.trim().replace(/\s+/g, " ");
-    if (phrase && !surfaces.some((x) => x.toLowerCase() === phrase.toLowerCase())) surfaces.push(phrase);
-  };
   for (const { kind, pattern, needs } of SURFACE_PATTERNS) {
     if (!needs(sentence)) continue;
     for (const match of matchesOf(pattern, sentence)) {
@@ -469,7 +476,7 @@ function findSurfaces(sentence: string, nouns: boolean = hasSurfaceNoun(tokensOf
       if ((kind === "file" || kind === "path") && FRAMEWORK_DOT_JS.test(text.split("/").at(-1) ?? "")) continue;
       if (kind === "event" && (EVENT_FALSE_POSITIVES.test(text) || FRAMEWORK_DOT_JS.test(text))) continue;
       if (kind === "endpoint" && text.length < 3) continue;
-      add(text);
+      addPhrase(surfaces, text);
     }
   }
   // Named surfaces: a surface noun with up to three meaningful modifiers before it
@@ -492,10 +499,10 @@ function findSurfaces(sentence: string, nouns: boolean = hasSurfaceNoun(tokensOf
       if (ACTION_VERBS.has(lower) && !NOUN_LIKE_VERBS.has(lower)) break;
       modifiers.unshift(token);
     }
-    if (modifiers.length > 0) add(`${modifiers.join(" ")} ${match[0]}`);
+    if (modifiers.length > 0) addPhrase(surfaces, `${modifiers.join(" ")} ${match[0]}`);
   }
   const strong = surfaces.length > 0;
-  if (!strong && nouns) for (const match of matchesOf(BARE_SURFACE, sentence)) add(match[0]);
+  if (!strong && nouns) for (const match of matchesOf(BARE_SURFACE, sentence)) addPhrase(surfaces, match[0]);
   return { surfaces, strong };
 }
 
