@@ -412,18 +412,20 @@ export function baseVerb(word: string, known: ReadonlySet<string> = ACTION_VERBS
 
 /** A dot followed by a word start: what file, dotfile and event surfaces all contain (a sentence's final dot is not one). */
 const INNER_DOT = /\.[A-Za-z_]/;
+/** What an identifier surface without an underscore contains (camelCase, PascalCase). */
+const CAMEL_HUMP = /[a-z][A-Z]/;
 
-/** `needs`: a cheap test without which the pattern cannot match (most sentences skip most patterns). */
-const SURFACE_PATTERNS: { kind: string; pattern: RegExp; needs: (s: string) => boolean }[] = [
+/** `needs`: a cheap test without which the pattern cannot match (most sentences skip most patterns); `innerDot`: INNER_DOT, tested once. */
+const SURFACE_PATTERNS: { kind: string; pattern: RegExp; needs: (s: string, innerDot: boolean) => boolean }[] = [
   { kind: "path", pattern: /(?<![\w@])(?:[\w.@[\]-]+\/)+[\w.[\]-]+\.(?:tsx?|jsx?|mjs|cjs|py|swift|kt|java|rb|go|rs|sql|json|ya?ml|toml|css|scss|html|md|prisma|sh)\b/g, needs: (s) => s.includes("/") },
-  { kind: "file", pattern: /(?<![\w/.-])[\w-]+\.(?:tsx?|jsx?|mjs|cjs|py|swift|kt|java|rb|go|rs|sql|json|ya?ml|toml|prisma|sh)\b/g, needs: (s) => INNER_DOT.test(s) },
-  { kind: "dotfile", pattern: /(?<![\w/])\.(?:env[\w.*-]*|gitignore|github|npmrc|vercel)\b/g, needs: (s) => INNER_DOT.test(s) },
+  { kind: "file", pattern: /(?<![\w/.-])[\w-]+\.(?:tsx?|jsx?|mjs|cjs|py|swift|kt|java|rb|go|rs|sql|json|ya?ml|toml|prisma|sh)\b/g, needs: (_, innerDot) => innerDot },
+  { kind: "dotfile", pattern: /(?<![\w/])\.(?:env[\w.*-]*|gitignore|github|npmrc|vercel)\b/g, needs: (_, innerDot) => innerDot },
   { kind: "endpoint", pattern: /(?<![\w.:/@-])\/[a-z][\w-]*(?:\/[\w{}[\]:.-]+)*/g, needs: (s) => s.includes("/") },
   { kind: "code", pattern: /`[^`\n]{2,80}`/g, needs: (s) => s.includes("`") },
   { kind: "call", pattern: /\b[A-Za-z_][\w.]*\(\)/g, needs: (s) => s.includes("()") },
-  { kind: "identifier", pattern: /\b[a-z]+(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+){1,}\b(?=\.\w+\b|\(|\s+(?:in|class|struct|component|module|service|view|screen))|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){2,}\b/g, needs: (s) => /[a-z][A-Z]|_/.test(s) },
+  { kind: "identifier", pattern: /\b[a-z]+(?:[A-Z][a-z0-9]+)+\b|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+){1,}\b(?=\.\w+\b|\(|\s+(?:in|class|struct|component|module|service|view|screen))|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){2,}\b/g, needs: (s) => s.includes("_") || CAMEL_HUMP.test(s) },
   { kind: "package", pattern: /(?<![\w/])@?[a-z][\w.-]*(?:\/[\w.-]+)?@\d[\w.-]*|(?<![\w/])@[a-z][\w.-]*\/[\w.-]+/g, needs: (s) => s.includes("@") },
-  { kind: "event", pattern: /\b[a-z]+\.[a-z_]+(?:\.[a-z_]+)*\b(?=[\s,.;)]|$)/g, needs: (s) => INNER_DOT.test(s) },
+  { kind: "event", pattern: /\b[a-z]+\.[a-z_]+(?:\.[a-z_]+)*\b(?=[\s,.;)]|$)/g, needs: (_, innerDot) => innerDot },
 ];
 
 /** A run of surface nouns ("webhook handler", "code path"). */
@@ -469,11 +471,12 @@ const SPACE = /\s/;
 
 function findSurfaces(sentence: string, nouns: boolean = hasSurfaceNoun(tokensOf(sentence))): { surfaces: string[]; strong: boolean } {
   const surfaces: string[] = [];
+  const innerDot = INNER_DOT.test(sentence);
   for (const { kind, pattern, needs } of SURFACE_PATTERNS) {
-    if (!needs(sentence)) continue;
+    if (!needs(sentence, innerDot)) continue;
     for (const match of matchesOf(pattern, sentence)) {
       const text = match[0];
-      if ((kind === "file" || kind === "path") && FRAMEWORK_DOT_JS.test(text.split("/").at(-1) ?? "")) continue;
+      if ((kind === "file" || kind === "path") && FRAMEWORK_DOT_JS.test(text.slice(text.lastIndexOf("/") + 1))) continue;
       if (kind === "event" && (EVENT_FALSE_POSITIVES.test(text) || FRAMEWORK_DOT_JS.test(text))) continue;
       if (kind === "endpoint" && text.length < 3) continue;
       addPhrase(surfaces, text);
