@@ -583,6 +583,7 @@ function looksLikeObject(word: string | undefined): boolean {
 }
 
 const NEXT_WORD = /^\s+([^\s]+)/;
+const LEAD_WORD = /^(please\s+)?([A-Za-z][\w-]*)/i;
 
 function findDirective(sentence: string, modalWord: boolean, surfaceSubject: (subject: string) => boolean): Directive | null {
   // "Recommendation: switch …" / "Action: add …"
@@ -603,7 +604,7 @@ function findDirective(sentence: string, modalWord: boolean, surfaceSubject: (su
   }
 
   // Imperative: an action verb first ("Fix the …", "Please rotate …").
-  const lead = /^(please\s+)?([A-Za-z][\w-]*)/i.exec(sentence);
+  const lead = LEAD_WORD.exec(sentence);
   const verb = lead?.[2];
   if (lead && verb !== undefined) {
     const first = verb.toLowerCase();
@@ -635,6 +636,15 @@ function findDirective(sentence: string, modalWord: boolean, surfaceSubject: (su
 }
 
 // ---------------------------------------------------------------- reading
+
+/** Whether the text ends in a question mark, maybe followed by spaces, then quotes and brackets (read from the end). */
+function endsWithQuestion(text: string): boolean {
+  let end = text.length;
+  while (end > 0 && CLOSERS.includes(text[end - 1]!)) end--;
+  while (end > 0 && isSpace(text.charCodeAt(end - 1))) end--;
+  return end > 0 && text[end - 1] === "?";
+}
+const CLOSERS = `"')]`;
 
 function readSentence(text: string, index: number, counts: { functionWords: number }): Omit<SentenceReading, "score"> {
   const tokens = tokensOf(text);
@@ -682,7 +692,7 @@ function readSentence(text: string, index: number, counts: { functionWords: numb
     purpose: directive ? collect(PURPOSE, text, bits) : [],
     hedges,
     negations: collect(NEGATIONS, text, bits),
-    question: /\?\s*["')\]]*$/.test(text),
+    question: endsWithQuestion(text),
     placeholders: collect(PLACEHOLDERS, text, bits),
     inconclusive: collect(INCONCLUSIVE, text, bits),
     intel: collect(INTEL, text, bits),
