@@ -646,7 +646,8 @@ function endsWithQuestion(text: string): boolean {
 }
 const CLOSERS = `"')]`;
 
-function readSentence(text: string, index: number, counts: { functionWords: number }): Omit<SentenceReading, "score"> {
+/** A sentence read, its score still 0: scoring needs the sentences after it. */
+function readSentence(text: string, index: number, counts: { functionWords: number }): SentenceReading {
   const tokens = tokensOf(text);
   const scan = scanTokens(tokens, DIGIT.test(text));
   const bits = scan.bits;
@@ -699,10 +700,11 @@ function readSentence(text: string, index: number, counts: { functionWords: numb
     followUps,
     conditionals,
     reported,
+    score: 0,
   };
 }
 
-function scoreSentence(s: Omit<SentenceReading, "score">, neighbourMeasurable: boolean, docMeasurable: boolean): number {
+function scoreSentence(s: SentenceReading, neighbourMeasurable: boolean, docMeasurable: boolean): number {
   if (s.negations.length > 0 || s.question || s.followUps.length > 0) return 0;
   const directive = s.directive ? (s.directive.strength === "strong" ? 0.4 : 0.28) : 0;
   let verb = 0;
@@ -734,26 +736,25 @@ export function* readingSteps(text: string): Generator<void, ResearchReading> {
   yield;
   const pieces = splitSentences(prose, true);
   yield;
-  const raw: Omit<SentenceReading, "score">[] = [];
+  const sentences: SentenceReading[] = [];
   const counts = { functionWords: 0 };
   let sliceStart = performance.now();
   for (let index = 0; index < pieces.length; index++) {
-    raw.push(readSentence(pieces[index]!, index, counts));
+    sentences.push(readSentence(pieces[index]!, index, counts));
     if (index % 32 === 31 && performance.now() - sliceStart > READING_SLICE_MS) {
       yield;
       sliceStart = performance.now();
     }
   }
   let wordCount = 0;
-  for (const s of raw) wordCount += s.tokens.length;
+  for (const s of sentences) wordCount += s.tokens.length;
   const functionWordCount = counts.functionWords;
-  const docMeasurable = raw.some((s) => s.measurable.length > 0);
+  const docMeasurable = sentences.some((s) => s.measurable.length > 0);
   // Scored in place (a copy per sentence was a fifth of the reading's time on a large body).
-  const outcomeNext = (n: Omit<SentenceReading, "score"> | undefined) => n !== undefined && n.measurable.length > 0 && !n.directive;
-  const sentences = raw as SentenceReading[];
+  const outcomeNext = (n: SentenceReading | undefined) => n !== undefined && n.measurable.length > 0 && !n.directive;
   for (let i = 0; i < sentences.length; i++) {
     const s = sentences[i]!;
-    s.score = scoreSentence(s, outcomeNext(raw[i + 1]) || outcomeNext(raw[i + 2]), docMeasurable);
+    s.score = scoreSentence(s, outcomeNext(sentences[i + 1]) || outcomeNext(sentences[i + 2]), docMeasurable);
   }
   let best: SentenceReading | null = null;
   for (const s of sentences) if (s.directive && s.score > 0 && (!best || s.score > best.score)) best = s;
