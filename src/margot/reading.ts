@@ -360,7 +360,9 @@ export function splitSentences(text: string, prose = false): string[] {
       continue;
     }
     const startsItem = LINE_MARKER.test(raw);
-    const cleaned = line.replace(LINE_MARKER, "").replace(/\*\*|__/g, "").trim();
+    // Each replace only where it has something to remove (a marker on the trimmed line is one on the raw line).
+    const unmarked = startsItem ? line.replace(LINE_MARKER, "") : line;
+    const cleaned = (unmarked.includes("**") || unmarked.includes("__") ? unmarked.replace(/\*\*|__/g, "") : unmarked).trim();
     // A hard-wrapped paragraph continues on the next line; items, headings and finished sentences do not.
     if (startsItem || current === "" || currentIsHeading || /[.!?:]$/.test(current)) {
       if (current) blocks.push(current);
