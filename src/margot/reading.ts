@@ -542,36 +542,30 @@ const MODAL_TRIGGERS = new Set(["should", "must", "ought", "need", "needs", "hav
 
 const SELF_STRONG_MODAL = /recommend|critical|important|essential|necessary|urgent|imperative|fix|next\s+step|remedy/i;
 
+const WORD_AFTER = /[A-Za-z][\w'-]*/g;
+/** How many words after a directive are read for its verb. */
+const WORDS_AFTER = 8;
 
-function tokensAfter(text: string, from: number): { word: string; start: number }[] {
-  const tokens: { word: string; start: number }[] = [];
-  const word = /[A-Za-z][\w'-]*/g;
-  word.lastIndex = from;
-  for (let match = word.exec(text); match !== null; match = word.exec(text)) {
-    tokens.push({ word: match[0], start: match.index });
-    if (tokens.length >= 8) break;
-  }
-  return tokens;
-}
-
-/** The verb a directive governs: skips adverbs, reads "be fixed" and "consider moving". */
-function governedVerb(text: string, from: number): { verb: string | null; raw: string | null; hedged: boolean } {
-  const tokens = tokensAfter(text, from);
+/** The verb a directive governs: skips adverbs, reads "be fixed" and "consider moving"; words are read only as far as needed. */
+function governedVerb(text: string, from: number): { verb: string | null; hedged: boolean } {
+  WORD_AFTER.lastIndex = from;
+  let read = 0;
+  const next = (): string | null => {
+    const match = read < WORDS_AFTER ? WORD_AFTER.exec(text) : null;
+    // Past the last word the pattern would start again at the beginning.
+    read = match ? read + 1 : WORDS_AFTER;
+    return match ? match[0].toLowerCase() : null;
+  };
   let hedged = false;
-  let i = 0;
-  while (i < tokens.length && SKIPPABLE_ADVERBS.has((tokens[i]?.word ?? "").toLowerCase())) i++;
-  let word = tokens[i]?.word.toLowerCase() ?? null;
+  let word = next();
+  while (word !== null && SKIPPABLE_ADVERBS.has(word)) word = next();
   if (word === "consider" || word === "try") {
     hedged = true;
-    i++;
-    word = tokens[i]?.word.toLowerCase() ?? null;
+    word = next();
   }
-  if (word === "be" || word === "get") {
-    i++;
-    word = tokens[i]?.word.toLowerCase() ?? null;
-  }
-  if (word === null) return { verb: null, raw: null, hedged };
-  return { verb: baseVerb(word) ?? baseVerb(word, RESEARCH_VERBS) ?? baseVerb(word, DEFERRAL_VERBS), raw: word, hedged };
+  if (word === "be" || word === "get") word = next();
+  if (word === null) return { verb: null, hedged };
+  return { verb: baseVerb(word) ?? baseVerb(word, RESEARCH_VERBS) ?? baseVerb(word, DEFERRAL_VERBS), hedged };
 }
 
 function looksLikeObject(word: string | undefined): boolean {
@@ -652,8 +646,7 @@ const CLOSERS = `"')]`;
 function verbOf(text: string, directive: Directive | null): { verb: string | null; hedged: boolean } {
   if (!directive) return { verb: null, hedged: false };
   if (directive.kind === "imperative") return { verb: baseVerb(directive.phrase) ?? directive.phrase.toLowerCase(), hedged: false };
-  const { verb, hedged } = governedVerb(text, directive.end);
-  return { verb, hedged };
+  return governedVerb(text, directive.end);
 }
 
 /** Sentences read as one batch (a batch takes well under a millisecond). */
