@@ -582,8 +582,10 @@ const NEXT_WORD = /^\s+([^\s]+)/;
 const LEAD_WORD = /^(please\s+)?([A-Za-z][\w-]*)/i;
 
 function findDirective(sentence: string, modalWord: boolean, surfaceSubject: (subject: string) => boolean): Directive | null {
+  // Both label patterns end in a colon, which most sentences do not have.
+  const colon = sentence.includes(":");
   // "Recommendation: switch …" / "Action: add …"
-  const label = LABEL_DIRECTIVE.exec(sentence);
+  const label = colon ? LABEL_DIRECTIVE.exec(sentence) : null;
   // A bare "Recommended actions:" introduces the items below it; it is no instruction itself.
   if (label) {
     return sentence.slice(label[0].length).trim() === ""
@@ -593,7 +595,7 @@ function findDirective(sentence: string, modalWord: boolean, surfaceSubject: (su
   const recommend = RECOMMEND_LEAD.exec(sentence);
   if (recommend) return { phrase: recommend[0].trim(), strength: "strong", kind: "label", start: 0, end: recommend[0].length };
   // "TL;DR: bump …": read past a neutral label, then look for an imperative.
-  const other = ANY_LABEL.exec(sentence);
+  const other = colon ? ANY_LABEL.exec(sentence) : null;
   if (other) {
     const inner = findDirective(sentence.slice(other[0].length), modalWord, surfaceSubject);
     if (inner?.kind === "imperative") return { ...inner, start: inner.start + other[0].length, end: inner.end + other[0].length };
