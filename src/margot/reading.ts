@@ -466,6 +466,10 @@ function tokensOf(text: string): string[] {
   return text.toLowerCase().match(LOWER_TOKEN) ?? [];
 }
 
+/** A word that may modify a surface noun, unless it is a number. */
+const MODIFIER = /^[A-Za-z0-9][\w.'-]*$/;
+const NUMBER = /^\d+$/;
+
 const EVENT_FALSE_POSITIVES = /^(?:e\.g|i\.e|vs\.)|\.(?:js|ts|com|io|app|dev|net|org)$/i;
 
 /** The matches of a global pattern, like `matchAll` without its copy of the pattern per call (a hot cost here). */
@@ -512,9 +516,9 @@ function findSurfaces(sentence: string, nouns: boolean = hasSurfaceNoun(tokensOf
       while (start > floor && !isSpace(sentence.charCodeAt(start - 1))) start--;
       const token = sentence.slice(start, end);
       end = start;
-      if (!/^[A-Za-z0-9][\w.'-]*$/.test(token)) break;
+      if (!MODIFIER.test(token)) break;
       const lower = token.toLowerCase();
-      if (STOPWORD_MODIFIERS.has(lower) || /^\d+$/.test(token)) break;
+      if (STOPWORD_MODIFIERS.has(lower) || NUMBER.test(token)) break;
       if (ACTION_VERBS.has(lower) && !NOUN_LIKE_VERBS.has(lower)) break;
       modifiers.unshift(token);
     }
@@ -619,7 +623,7 @@ function findDirective(sentence: string, modalWord: boolean, surfaceSubject: (su
   for (const match of matchesOf(MODAL, sentence)) {
     const start = match.index ?? 0;
     const before = sentence.slice(0, start);
-    const subject = before.split(/[,:]/).at(-1) ?? before;
+    const subject = before.slice(Math.max(before.lastIndexOf(","), before.lastIndexOf(":")) + 1);
     const strong = SELF_STRONG_MODAL.test(match[0]) || STRONG_SUBJECTS.test(subject.split(/\s+/).slice(-4).join(" ")) || surfaceSubject(subject);
     const find: Directive = {
       phrase: match[0],
