@@ -377,8 +377,9 @@ export function splitSentences(text: string, prose = false): string[] {
   const sentences: string[] = [];
   for (const block of prose ? blocks : blocks.map(boundTokens)) {
     const masked = block.replace(ABBREVIATION, (m) => m.replace(/\./g, DOT_MASK));
+    const hasMask = masked.includes(DOT_MASK);
     for (const piece of masked.split(/(?<=[.!?])["')\]]*\s+|;\s+|,\s+(?=(?:but|however|although|whereas)\b)/i)) {
-      const sentence = boundSentence(piece.replaceAll(DOT_MASK, ".").trim());
+      const sentence = boundSentence((hasMask ? piece.replaceAll(DOT_MASK, ".") : piece).trim());
       if (sentence) sentences.push(sentence);
     }
   }
