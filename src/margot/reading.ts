@@ -66,6 +66,11 @@ interface CueGroup {
   readonly patterns: readonly RegExp[];
   /** One case-insensitive union of the patterns: a superset, tested before the members. */
   readonly any: RegExp;
+  /**
+   * Every pattern is case-insensitive (and has no other flag): the union then matches exactly where
+   * one of them does, so no pattern matches before the union's first match, and each starts there.
+   */
+  readonly exact: boolean;
   readonly bit: number;
 }
 
@@ -83,6 +88,7 @@ function cueGroup(patterns: readonly RegExp[], triggers: readonly string[]): Cue
   return {
     patterns: patterns.map((p) => (p.flags.includes("g") ? p : new RegExp(p.source, `${p.flags}g`))),
     any: new RegExp(patterns.map((p) => `(?:${p.source})`).join("|"), "i"),
+    exact: patterns.every((p) => p.flags.replace("g", "") === "i"),
     bit,
   };
 }
@@ -136,10 +142,12 @@ function scanTokens(tokens: readonly string[], hasDigit: boolean): TokenScan {
 }
 
 function collect(group: CueGroup, text: string, bits: number): string[] {
-  if ((bits & group.bit) === 0 || !group.any.test(text)) return [];
+  if ((bits & group.bit) === 0) return [];
+  const first = group.exact ? (group.any.exec(text)?.index ?? -1) : group.any.test(text) ? 0 : -1;
+  if (first < 0) return [];
   const found: string[] = [];
   for (const pattern of group.patterns) {
-    pattern.lastIndex = 0;
+    pattern.lastIndex = first;
     for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
       if (match[0] === "") pattern.lastIndex++;
       addPhrase(found, match[0]);
@@ -233,7 +241,7 @@ const INTEL = cueGroup([
 ], ["what's", "whats", "released", "announced", "launched", "shipped", "published", "out", "available", "beta", "supports", "support", "release", "changelog", "market", "competitor", "competitors", "competitive", "landscape", "segment", "pricing", "raised", "survey", "adoption", "telemetry", "filing", "filings", "ipo"]);
 
 const MEASURABLE = cueGroup([
-  /\d+(?:\.\d+)?\s?%/g,
+  /\d+(?:\.\d+)?\s?%/gi,
   /\b\d+(?:[.,]\d+)?\s?(?:ms|s|sec|secs|seconds?|minutes?|mins?|hours?|hrs?|days?|weeks?|KB|MB|GB|TB|px|x)\b/gi,
   /\bfrom\s+[^,.;]{0,30}?\d[^,;]{0,20}?\s+to\s+(?:under\s+|below\s+|above\s+|over\s+|less\s+than\s+|near\s+)?[^,;\s]+/gi,
   /\b(?:to|at|target:?)\s+(?:0|zero|near\s+zero)\b/gi,
