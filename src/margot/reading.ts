@@ -15,7 +15,7 @@ export interface Directive {
   end: number;
 }
 
-/** Everything read from one sentence; exported for extraction. */
+/** Everything read from one sentence; exported for extraction. Cue lists are read-only: sentences without a cue share one empty list. */
 export interface SentenceReading {
   index: number;
   text: string;
@@ -26,17 +26,17 @@ export interface SentenceReading {
   actionVerbs: string[];
   surfaces: string[];
   strongSurface: boolean;
-  measurable: string[];
-  purpose: string[];
-  hedges: string[];
-  negations: string[];
+  measurable: readonly string[];
+  purpose: readonly string[];
+  hedges: readonly string[];
+  negations: readonly string[];
   question: boolean;
-  intel: string[];
-  followUps: string[];
-  conditionals: string[];
-  reported: string[];
-  placeholders: string[];
-  inconclusive: string[];
+  intel: readonly string[];
+  followUps: readonly string[];
+  conditionals: readonly string[];
+  reported: readonly string[];
+  placeholders: readonly string[];
+  inconclusive: readonly string[];
   /** 0..0.98 before rounding. */
   score: number;
 }
@@ -141,10 +141,13 @@ function scanTokens(tokens: readonly string[], hasDigit: boolean): TokenScan {
   return scan;
 }
 
-function collect(group: CueGroup, text: string, bits: number): string[] {
-  if ((bits & group.bit) === 0) return [];
+/** What most families find in most sentences, one list for all of them (a list per family and sentence was most of the reading's arrays). */
+const NO_CUES: readonly string[] = Object.freeze([]);
+
+function collect(group: CueGroup, text: string, bits: number): readonly string[] {
+  if ((bits & group.bit) === 0) return NO_CUES;
   const first = group.exact ? (group.any.exec(text)?.index ?? -1) : group.any.test(text) ? 0 : -1;
-  if (first < 0) return [];
+  if (first < 0) return NO_CUES;
   const found: string[] = [];
   for (const pattern of group.patterns) {
     pattern.lastIndex = first;
@@ -682,7 +685,7 @@ function readBatch(texts: readonly string[], first: number, counts: { functionWo
   const measurable = found(MEASURABLE), negations = found(NEGATIONS), placeholders = found(PLACEHOLDERS), inconclusive = found(INCONCLUSIVE), intel = found(INTEL);
   // Surfaces and purpose count only where a recommendation is, or a hedged one may be (the
   // score of a sentence without a directive is never used): most sentences skip both.
-  const purpose = texts.map((text, i) => (directives[i] ? collect(PURPOSE, text, scans[i]!.bits) : []));
+  const purpose = texts.map((text, i) => (directives[i] ? collect(PURPOSE, text, scans[i]!.bits) : NO_CUES));
   const surfaces = texts.map((text, i) =>
     directives[i] || hedges[i]!.length + conditionals[i]!.length + reported[i]!.length > 0 ? findSurfaces(text, scans[i]!.surfaceNoun) : { surfaces: [], strong: false },
   );
@@ -693,13 +696,11 @@ function readBatch(texts: readonly string[], first: number, counts: { functionWo
     const { verb, hedged } = verbOf(text, directive);
     const actionVerbs = scan.actionVerbs;
     if (verb && ACTION_VERBS.has(verb) && !actionVerbs.includes(verb)) actionVerbs.unshift(verb);
-    const sentenceHedges = hedges[i]!;
-    const sentenceFollowUps = followUps[i]!;
-    if (hedged && !sentenceHedges.some((h) => /consider|try/i.test(h))) sentenceHedges.push("consider");
-    if (directive && verb && RESEARCH_VERBS.has(verb)) {
-      if (!sentenceFollowUps.length) sentenceFollowUps.push(`${directive.phrase} ${verb}`);
-    }
-    if (directive && verb && DEFERRAL_VERBS.has(verb)) sentenceHedges.push(`${directive.phrase} ${verb}`);
+    // What the verb adds to the hedges and follow-ups found.
+    const addedHedges: string[] = [];
+    if (hedged && !hedges[i]!.some((h) => /consider|try/i.test(h))) addedHedges.push("consider");
+    if (directive && verb && DEFERRAL_VERBS.has(verb)) addedHedges.push(`${directive.phrase} ${verb}`);
+    const research = directive && verb && RESEARCH_VERBS.has(verb) && followUps[i]!.length === 0;
     return {
       index: first + i,
       text,
@@ -711,13 +712,13 @@ function readBatch(texts: readonly string[], first: number, counts: { functionWo
       strongSurface: surfaces[i]!.strong,
       measurable: measurable[i]!,
       purpose: purpose[i]!,
-      hedges: sentenceHedges,
+      hedges: addedHedges.length > 0 ? [...hedges[i]!, ...addedHedges] : hedges[i]!,
       negations: negations[i]!,
       question: endsWithQuestion(text),
       placeholders: placeholders[i]!,
       inconclusive: inconclusive[i]!,
       intel: intel[i]!,
-      followUps: sentenceFollowUps,
+      followUps: research ? [`${directive.phrase} ${verb}`] : followUps[i]!,
       conditionals: conditionals[i]!,
       reported: reported[i]!,
       score: 0,
