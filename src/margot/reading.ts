@@ -558,18 +558,18 @@ const MODAL_TRIGGERS = new Set(["should", "must", "ought", "need", "needs", "hav
 
 const SELF_STRONG_MODAL = /recommend|critical|important|essential|necessary|urgent|imperative|fix|next\s+step|remedy/i;
 
-const WORD_AFTER = /[A-Za-z][\w'-]*/g;
-/** How many words after a directive are read for its verb. */
-const WORDS_AFTER = 8;
+/** A word after a directive, and how many of them are read for its verb. */
+const VERB_WORD = /[A-Za-z][\w'-]*/g;
+const VERB_WORDS_READ = 8;
 
 /** The verb a directive governs: skips adverbs, reads "be fixed" and "consider moving"; words are read only as far as needed. */
 function governedVerb(text: string, from: number): { verb: string | null; hedged: boolean } {
-  WORD_AFTER.lastIndex = from;
+  VERB_WORD.lastIndex = from;
   let read = 0;
   const next = (): string | null => {
-    const match = read < WORDS_AFTER ? WORD_AFTER.exec(text) : null;
+    const match = read < VERB_WORDS_READ ? VERB_WORD.exec(text) : null;
     // Past the last word the pattern would start again at the beginning.
-    read = match ? read + 1 : WORDS_AFTER;
+    read = match ? read + 1 : VERB_WORDS_READ;
     return match ? match[0].toLowerCase() : null;
   };
   let hedged = false;
