@@ -60,6 +60,7 @@ export const SKIPPABLE_ADVERBS = new Set([
 
 export const STRONG_SUBJECTS = /\b(?:we|you|i|team|engineering|engineers|developers|devs|someone|restoreassist)\b/i;
 
+/** Pattern alternatives, each starting with a letter (the reading groups them by it). */
 export const SURFACE_NOUNS = [
   "webhooks?", "handlers?", "endpoints?", "routes?", "apis?", "tables?", "columns?", "indexes", "index",
   "migrations?", "functions?", "modules?", "components?", "pages?", "screens?", "views?", "jobs?", "workers?",
