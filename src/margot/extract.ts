@@ -103,13 +103,26 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+const spellingPatterns = new Map<string, RegExp>();
+
+/** A project spelling as a pattern, compiled once: the projects are few, the texts many. */
+function spellingPattern(spelling: string): RegExp {
+  let pattern = spellingPatterns.get(spelling);
+  if (!pattern) {
+    // "Pi-Dev-Ops" also matches "pi dev ops" and "PiDevOps".
+    const body = escapeRegExp(spelling).replace(/[ -]+/g, "[\\s-]?");
+    pattern = new RegExp(`(?<![\\p{L}\\p{N}_/-])${body}(?![\\p{L}\\p{N}_-])`, "giu");
+    spellingPatterns.set(spelling, pattern);
+  }
+  return pattern;
+}
+
 function mentionsProject(text: string, project: Project): number {
   let count = 0;
   for (const spelling of projectSpellings(project)) {
-    // "Pi-Dev-Ops" also matches "pi dev ops" and "PiDevOps".
-    const body = escapeRegExp(spelling).replace(/[ -]+/g, "[\\s-]?");
-    const pattern = new RegExp(`(?<![\\p{L}\\p{N}_/-])${body}(?![\\p{L}\\p{N}_-])`, "giu");
-    count += [...text.matchAll(pattern)].length;
+    const pattern = spellingPattern(spelling);
+    pattern.lastIndex = 0;
+    while (pattern.exec(text) !== null) count++;
   }
   return count;
 }
