@@ -2,6 +2,9 @@
 // docker CLI pointed at a socket that does not exist: the CLI parses and checks every flag and value
 // before it connects, so "cannot connect" proves the argv is one docker accepts.
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   copyInArgs,
@@ -16,6 +19,7 @@ import {
   runArgs,
   runIdsArgs,
   SECRET_ENV_PATH,
+  STDIN_FIRST,
   withSecretEnv,
   type IsolationOptions,
   type RunSpec,
@@ -120,6 +124,18 @@ describe("run, exec and housekeeping argv", () => {
   it("exec: the command runs after the secret env file is sourced; stdin and cwd when asked", () => {
     expect(execArgs("run-0b6f", "git status", {})).toEqual(["exec", "run-0b6f", "sh", "-c", `. ${SECRET_ENV_PATH} || exit 125\ngit status`]);
     expect(execArgs("run-0b6f", "x", { stdin: true, cwd: "/home/agent/workspace" }).slice(0, 4)).toEqual(["exec", "--interactive", "--workdir=/home/agent/workspace", "run-0b6f"]);
+  });
+
+  it("with stdin, the shell takes all of it first: the command reads it whole from a file, or exits without reading it; its status stands; no file is left", () => {
+    const tmp = mkdtempSync(join(tmpdir(), "scq-stdin-"));
+    const run = (command: string, input: string) => spawnSync("sh", ["-c", `${STDIN_FIRST}\n${command}`], { input, encoding: "utf8", env: { ...process.env, TMPDIR: tmp } });
+    const prompt = `${"line of the prompt\n".repeat(20_000)}end`;
+    const read = run("wc -c; test -f /dev/stdin && echo from-a-file", prompt);
+    expect(read.stdout.split("\n").slice(0, 2)).toEqual([String(Buffer.byteLength(prompt)), "from-a-file"]);
+    const unread = run("echo about to fail; echo something broke >&2; exit 3", prompt);
+    expect([unread.stdout, unread.stderr, unread.status]).toEqual(["about to fail\n", "something broke\n", 3]);
+    expect(readdirSync(tmp)).toEqual([]);
+    rmSync(tmp, { recursive: true, force: true });
   });
 
   it("the secret env prefix runs in sh: the file's exports reach the command, a missing file stops it", () => {
