@@ -49,7 +49,7 @@ function git(cwd: string, args: readonly string[]): Promise<{ stdout: string }> 
 }
 
 export class RunRetention {
-  private readonly logs = new Map<string, { stream: WriteStream; bytes: number }>();
+  private readonly logs = new Map<string, { stream: WriteStream; bytes: number; failed: boolean }>();
 
   constructor(private readonly opts: RunRetentionOptions) {}
 
@@ -72,14 +72,24 @@ export class RunRetention {
         await ensureRunsDir(this.opts.runsDir);
         await mkdir(retainedDir(this.opts.runsDir, runId), { recursive: true, mode: 0o700 });
         await mkdir(jobDir, { recursive: true, mode: 0o700 });
-        log = { stream: createWriteStream(join(jobDir, "session.log"), { flags: "a", mode: 0o600 }), bytes: 0 };
+        const stream = createWriteStream(join(jobDir, "session.log"), { flags: "a", mode: 0o600 });
+        const opened: { stream: WriteStream; bytes: number; failed: boolean } = { stream, bytes: 0, failed: false };
+        // A disk that refuses the copy (full, read-only) costs the retained log, never the run or the worker.
+        stream.on("error", (err) => {
+          if (!opened.failed) this.opts.log.warn({ run_id: runId, err: err.message }, "the retained copy of the run's log stops here");
+          opened.failed = true;
+        });
+        log = opened;
         this.logs.set(runId, log);
       }
-      if (log.bytes >= LOG_MAX_BYTES) return;
+      if (log.failed || log.bytes >= LOG_MAX_BYTES) return;
+      let room = true;
       for (const piece of [...entryPieces(entries), NEWLINE]) {
         log.bytes += piece.length;
-        log.stream.write(piece);
+        room = log.stream.write(piece);
       }
+      // A disk slower than the run waits here, like Redis does: the child's output waits in its pipe, not in memory.
+      if (!room) await drained(log.stream);
     };
   }
 
@@ -186,6 +196,19 @@ export class RunRetention {
     this.logs.delete(runId);
     if (log !== undefined) await new Promise<void>((resolve) => log.stream.end(() => resolve()));
   }
+}
+
+/** The stream took what it buffered (or failed: the run's log on disk is best-effort). */
+function drained(stream: WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off("drain", done);
+      stream.off("error", done);
+      resolve();
+    };
+    stream.once("drain", done);
+    stream.once("error", done);
+  });
 }
 
 /** Exclusive create: true when this caller made the lock file, false when someone holds it. */

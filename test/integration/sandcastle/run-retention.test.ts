@@ -62,3 +62,17 @@ describe("keepLost", () => {
     expect(existsSync(marker)).toBe(true);
   });
 });
+
+describe("logSink", () => {
+  it("a retained log the disk refuses stops alone: no error escapes, the run's other sinks and the worker go on", async () => {
+    const runId = newRunId();
+    // session.log cannot be opened as a file: its path is a directory (as a full or read-only disk, it refuses).
+    mkdirSync(join(runsDir, runId, "job", "session.log"), { recursive: true });
+    const sink = retention.logSink(runId);
+    await sink(["first line"]);
+    await new Promise((r) => setTimeout(r, 50));
+    await sink(["second line"]);
+    expect(await retention.keep(runId, request, lostRunResult(runId, "agent/k"))).not.toBeNull();
+  });
+});
+
