@@ -63,10 +63,6 @@ export class ChainedLog {
 
   constructor(readonly path: string) {}
 
-  append(fields: Record<string, unknown>, opts: { fsync?: boolean } = {}): void {
-    this.appendAll([fields], opts);
-  }
-
   /** Rows in order, in one turn: one write, one move of the head. */
   appendAll(rows: readonly Record<string, unknown>[], opts: { fsync?: boolean } = {}): void {
     if (rows.length === 0) return;

@@ -168,13 +168,12 @@ export class DraftStore {
   }
 
   /** Creates the draft in state `pending`, or finds the one with this id (left as it was): one round trip. */
-  async create(draft: NewDraft): Promise<StoredDraft & { readonly created: boolean }> {
+  async create(draft: NewDraft): Promise<StoredDraft> {
     const record = { ...draft, state: "pending" as const, generation: 0, messages: [], labels_applied: [] };
     const key = this.key(draft.id);
     const [code, flat] = (await CREATE.run(this.redis, [key, this.indexKey], [draft.id, String(Date.parse(draft.created_at)), ...serialise(record)])) as [number, string[] | undefined];
-    if (code === 1) return { created: true, draft: parseDraft(hashFromReply(serialise(record))), effects: EffectLog.fresh(this.redis, key) };
-    const hash = hashFromReply(flat);
-    return { created: false, draft: parseDraft(hash), effects: EffectLog.fromHash(this.redis, key, hash) };
+    if (code === 1) return { draft: parseDraft(hashFromReply(serialise(record))), effects: EffectLog.fresh(this.redis, key) };
+    return this.stored(key, hashFromReply(flat))!;
   }
 
   async get(id: string): Promise<Draft | null> {
@@ -184,8 +183,7 @@ export class DraftStore {
   /** The draft and its effects (one HGETALL). */
   async read(id: string): Promise<StoredDraft | null> {
     const key = this.key(id);
-    const raw = await this.redis.hgetall(key);
-    return raw.state === undefined ? null : { draft: parseDraft(raw), effects: EffectLog.fromHash(this.redis, key, raw) };
+    return this.stored(key, await this.redis.hgetall(key));
   }
 
   /** `read` for a draft that must exist (the caller just saw it). */
@@ -193,11 +191,6 @@ export class DraftStore {
     const stored = await this.read(id);
     if (!stored) throw new Error(`draft ${id} vanished`);
     return stored;
-  }
-
-  /** The effects done for a draft, of those named (one HMGET). */
-  effects(id: string, names: readonly string[]): Promise<EffectLog> {
-    return EffectLog.load(this.redis, this.key(id), names);
   }
 
   async transition(id: string, req: TransitionRequest): Promise<TransitionOutcome> {
@@ -212,8 +205,12 @@ export class DraftStore {
     const parsed = DraftState.safeParse(code === 1 ? req.to : state);
     const result = { outcome, state: parsed.success ? parsed.data : null } as const;
     if (!req.read) return result;
-    const hash = hashFromReply(flat);
-    return { ...result, draft: hash.state === undefined ? null : { draft: parseDraft(hash), effects: EffectLog.fromHash(this.redis, key, hash) } };
+    return { ...result, draft: this.stored(key, hashFromReply(flat)) };
+  }
+
+  /** A draft's hash as read (a script's HGETALL or ours) with its effects; null when there is no such draft. */
+  private stored(key: string, hash: Record<string, string>): StoredDraft | null {
+    return hash.state === undefined ? null : { draft: parseDraft(hash), effects: EffectLog.fromHash(this.redis, key, hash) };
   }
 
   /** Fields that are not the state (Linear ids, message refs); never a state change. */

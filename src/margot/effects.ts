@@ -28,16 +28,6 @@ export class EffectLog {
     return new EffectLog(redis, key, new Set());
   }
 
-  /** Reads the marks of the named effects (one HMGET). */
-  static async load(redis: RedisClient, key: string, names: readonly string[]): Promise<EffectLog> {
-    const values = names.length > 0 ? await redis.hmget(key, ...names.map((n) => `${FIELD}${n}`)) : [];
-    return new EffectLog(redis, key, new Set(names.filter((_, i) => values[i] !== null)));
-  }
-
-  has(name: string): boolean {
-    return this.done.has(name);
-  }
-
   /** Runs, in order, each effect not done yet. When one fails, the marks of those that ran are written before the error goes on. */
   async run(effects: readonly Effect[]): Promise<void> {
     for (const [name, effect] of effects) {
