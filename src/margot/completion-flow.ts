@@ -12,7 +12,7 @@ import type { NewDraft, StoredDraft } from "./drafts.js";
 import type { EffectLog } from "./effects.js";
 import { FOLLOW_UP_REQUEST_MAX } from "./follow-ups.js";
 import { INTENT_MEMORY_S, type IntentRecord, type StoredIntent } from "./intents.js";
-import { yieldToEventLoop } from "./outbound.js";
+import { yieldToEventLoop } from "./text-slices.js";
 import type { Project } from "./projects.js";
 import { applyRules } from "./rules.js";
 import { renderTicket, type TicketInput } from "./ticket.js";

@@ -3,10 +3,7 @@
 // by slice with a pause between slices, so a large body never holds the event loop for long.
 import { createRedactor } from "../redact/index.js";
 import { piiRedactor, type PiiConfig } from "./pii.js";
-import { textSlices } from "./text-slices.js";
-
-/** One slice of CPU per step; other jobs (lock renewals among them) run in between. */
-export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+import { textSlices, yieldToEventLoop } from "./text-slices.js";
 
 export class OutboundText {
   private readonly secrets = createRedactor();
