@@ -22,11 +22,8 @@ export interface AssessOptions {
   readonly interactionId?: string;
 }
 
-/** Between steps the caller may yield to the event loop (each step is one bounded slice of CPU). */
-export type Pause = () => Promise<void>;
-
 /** The steps as a generator: each `yield` is a point where the work may pause. */
-function* steps(text: string, options: AssessOptions): Generator<void, Assessment> {
+export function* assessmentSteps(text: string, options: AssessOptions): Generator<void, Assessment> {
   const reading = yield* readingSteps(text);
   const classification = classify(reading);
   yield;
@@ -39,16 +36,7 @@ function* steps(text: string, options: AssessOptions): Generator<void, Assessmen
   return { classification, action, destructiveVerbs: destructiveVerbsIn(text, options.destructiveVerbs), followUpSentences };
 }
 
-/** The same work with a pause between steps, so a large body never holds the event loop for long. */
-export async function assessInSteps(text: string, options: AssessOptions, pause: Pause): Promise<Assessment> {
-  const run = steps(text, options);
-  for (let next = run.next(); ; next = run.next()) {
-    if (next.done) return next.value;
-    await pause();
-  }
-}
-
 export function assess(text: string, options: AssessOptions): Assessment {
-  const run = steps(text, options);
+  const run = assessmentSteps(text, options);
   for (let next = run.next(); ; next = run.next()) if (next.done) return next.value;
 }

@@ -1,18 +1,16 @@
-// The first of the bridge's two flows: research completion → assess → rules → claim → effects, and for
-// an action-shaped one → draft → rate limit → post. Every step can be repeated: a job retried after a
-// crash resumes the decision it claimed and repeats no effect recorded as done (ADR 0004). Round trips
-// are few on purpose (issue 14): the claim answers with the record that owns the interaction, the
-// draft's creation goes out with its rate-limit count and the kill-switch read, and each step's marks
-// are one write.
-import { assessInSteps, type Assessment } from "./assess.js";
+// The first of the bridge's two flows: research completion → prepare (assess, redact) → rules → claim →
+// effects, and for an action-shaped one → draft → rate limit → post. Every step can be repeated: a job
+// retried after a crash resumes the decision it claimed and repeats no effect recorded as done (ADR 0004).
+// Waits are few on purpose (issue 14): the claim answers with the record that owns the interaction, the
+// draft's creation goes out with its rate-limit count and the kill-switch read, a step's effects run
+// together, and nobody waits for their marks (ADR 0023, ADR 0025).
 import { iso, type BridgeDeps } from "./bridge-deps.js";
 import type { MargotIntentResult, MargotResearchCompletion } from "./contract.js";
 import type { DraftPoster } from "./draft-posting.js";
 import type { NewDraft, StoredDraft } from "./drafts.js";
 import type { EffectLog } from "./effects.js";
-import { FOLLOW_UP_REQUEST_MAX } from "./follow-ups.js";
 import { INTENT_MEMORY_S, type IntentRecord, type StoredIntent } from "./intents.js";
-import { yieldToEventLoop } from "./text-slices.js";
+import { prepareInSlices, type PreparedCompletion } from "./prepare.js";
 import type { Project } from "./projects.js";
 import { applyRules } from "./rules.js";
 import { renderTicket, type TicketInput } from "./ticket.js";
@@ -30,12 +28,11 @@ export class CompletionFlow {
 
   /** One research completion. `jobKey` identifies the job (id + creation time), stable across its retries. */
   async process(completion: MargotResearchCompletion, jobKey: string): Promise<MargotIntentResult> {
-    const { settings } = this.deps;
     const projects = await this.deps.projects();
-    const assessment = await assessInSteps(completion.body, { projects, destructiveVerbs: settings.destructiveVerbs, interactionId: completion.interaction_id }, yieldToEventLoop);
+    const prepared = await prepareInSlices({ body: completion.body, interactionId: completion.interaction_id, projects }, this.deps.settings.destructiveVerbs, this.poster.text);
     let suppressedUntil: Date | null = null;
     for (let turn = 0; turn < CLAIM_TURNS; turn++) {
-      const record = await this.decide(completion, jobKey, assessment, projects, suppressedUntil);
+      const record = this.decide(completion, jobKey, prepared, projects, suppressedUntil);
       const ttlS = suppressedUntil !== null ? (suppressedUntil.getTime() - this.now()) / 1000 : INTENT_MEMORY_S;
       const claim = await this.deps.intents.claim(record, { suppressedUntil, ttlS });
       if (claim.outcome === "suppressed") {
@@ -48,11 +45,11 @@ export class CompletionFlow {
     throw new Error(`interaction ${completion.interaction_id}: its suppression changed ${CLAIM_TURNS} times while it was being decided; retrying`);
   }
 
-  private async decide(completion: MargotResearchCompletion, jobKey: string, assessment: Assessment, projects: readonly Project[], suppressedUntil: Date | null): Promise<IntentRecord> {
-    const { classification, action, destructiveVerbs, followUpSentences } = assessment;
-    const text = this.poster.text;
+  private decide(completion: MargotResearchCompletion, jobKey: string, prepared: PreparedCompletion, projects: readonly Project[], suppressedUntil: Date | null): IntentRecord {
+    const { assessment, shown } = prepared;
+    const { classification, action, destructiveVerbs } = assessment;
     const outcome = applyRules({ classification, targetRepo: action?.target_repo ?? null, destructiveVerbs, projects, suppressedUntil });
-    const title = action ? text.text(action.proposed_action) : null;
+    const title = shown?.title ?? null;
     const draftId = outcome.route === "draft" ? this.newDraftId() : null;
     const result: MargotIntentResult = {
       interaction_id: completion.interaction_id,
@@ -66,35 +63,35 @@ export class CompletionFlow {
       reason: outcome.route === "stop" ? outcome.reason : null,
     };
     let draft: NewDraft | null = null;
-    if (action && draftId && title) {
+    if (action && shown && draftId) {
       const ticket: TicketInput = {
-        proposed_action: title,
+        proposed_action: shown.title,
         interaction_id: completion.interaction_id,
         draft_id: draftId,
         ts: null,
-        research_body: await text.inSlices(completion.body),
-        proposed_action_detail: text.text(action.proposed_action_detail),
+        research_body: shown.research_body,
+        proposed_action_detail: shown.detail,
         target_repo: action.target_repo,
         target_candidates: action.candidates,
         proposed_branch: action.proposed_branch,
         complexity_tier: action.complexity_tier,
         max_files: action.max_files,
-        acceptance_criteria: action.acceptance_criteria.map((c) => text.text(c)),
-        out_of_scope: action.out_of_scope.map((c) => text.text(c)),
+        acceptance_criteria: [...shown.acceptance_criteria],
+        out_of_scope: [...shown.out_of_scope],
       };
-      // Every part that goes into the body is redacted, so the body needs no pass of its own (and none when it is sent).
-      const shown: TicketInput = {
+      // Every part that goes into the body was redacted when it was prepared, so the body needs no pass of its own (and none when it is sent).
+      const shownTicket: TicketInput = {
         ...ticket,
-        interaction_id: text.text(ticket.interaction_id),
-        target_repo: ticket.target_repo === null ? null : text.text(ticket.target_repo),
-        target_candidates: ticket.target_candidates.map((c) => text.text(c)),
-        proposed_branch: text.text(ticket.proposed_branch),
+        interaction_id: shown.interaction_id,
+        target_repo: shown.target_repo,
+        target_candidates: [...shown.target_candidates],
+        proposed_branch: shown.proposed_branch,
       };
       draft = {
         id: draftId,
         interaction_id: completion.interaction_id,
-        title,
-        body: renderTicket(shown, { via: this.deps.channel.kind }),
+        title: shown.title,
+        body: renderTicket(shownTicket, { via: this.deps.channel.kind }),
         ticket,
         target_repo: action.target_repo,
         project: action.project,
@@ -110,7 +107,7 @@ export class CompletionFlow {
             interaction_id: completion.interaction_id,
             originating_session_id: completion.originating_session_id,
             originated_at: completion.originated_at,
-            request: text.text(followUpSentences.join(" ")).slice(0, FOLLOW_UP_REQUEST_MAX) || "(no request sentence found)",
+            request: prepared.followUpRequest || "(no request sentence found)",
           }
         : null;
     return { job: jobKey, result, draft, follow_up, decided_at: iso(this.now()) };
@@ -130,7 +127,6 @@ export class CompletionFlow {
       ...(followUp ? [["follow_up", () => followUps.append(followUp)] as const] : []),
       ["ledger", () => ledger.append({ interaction_id: r.interaction_id, classification: r.classification, confidence: r.confidence, outcome, reason: r.reason ?? undefined })],
     ]);
-    await effects.record();
     return r;
   }
 
@@ -156,10 +152,8 @@ export class CompletionFlow {
       reason: queued ? "rate_limited" : null,
       skipped_reason: queued ? `rate limit: ${rateLimit.max} drafts per ${rateLimit.windowMs / 1000} s reached; draft ${id} is queued and posts at ${draft.release_at}` : null,
     };
-    const classified = this.classified(result);
-    await intentEffects.run([classified]);
-    // The final result (drafted or queued) for duplicates to report, written beside the next step's first command.
-    const recorded = intentEffects.record({ result: JSON.stringify(result) });
+    // The classified row, and the final result (drafted or queued) for duplicates to report: beside the next steps, not before them.
+    const recorded = Promise.all([intentEffects.run([this.classified(result)]), intentEffects.record({ result: JSON.stringify(result) })]);
     recorded.catch(() => {}); // awaited below; a rejection meanwhile is not unhandled
     try {
       if (queued) {
@@ -169,7 +163,6 @@ export class CompletionFlow {
           ["ledger:queued", () => ledger.append({ interaction_id: draft.interaction_id, classification: draft.classification, confidence: draft.confidence, outcome: "queued_rate_limit", draft_id: id, reason: "rate_limited" })],
           ["notice:queued", () => this.poster.notice(`draft ${draft.draft_number ?? "?"} of ${rateLimit.max} ${windowWords(rateLimit.windowMs)} queued, posts at ${iso(releaseAt)} (${id}: ${draft.title})`)],
         ]);
-        await effects.record();
         return result;
       }
       if (await this.poster.held(hold)) {

@@ -55,12 +55,14 @@ export class DraftPoster {
     const ref = await channel.postDraft({ draft_id: id, title: draft.title, body: draft.body, kind, expires_at: iso(expiresAt) });
     const messages = [...draft.messages, ref];
     const changes = { posted_at: iso(this.now()), expires_at: iso(expiresAt), generation, resurface_at: null, draft_number: how.number ?? draft.draft_number };
-    const [, done] = await Promise.all([
+    // The message is out: `posted`, its expiry clock and the drafted rows all say so, and go together (a retry
+    // before `posted` is recorded resends, labelled, and repeats at most those rows).
+    const steps = await Promise.allSettled([
       drafts.mapMessage(ref, id),
       drafts.transition(id, { token, from: ["posting"], to: "posted", set: { ...changes, messages: JSON.stringify(messages) } }),
+      this.afterPost({ draft: { ...draft, ...changes, state: "posted", messages }, effects }),
     ]);
-    // Applied by this job: the draft is what it was plus these changes (no read of the whole draft back).
-    await this.afterPost(done.outcome === "refused" ? await drafts.mustRead(id) : { draft: { ...draft, ...changes, state: "posted", messages }, effects });
+    for (const step of steps) if (step.status === "rejected") throw step.reason;
     return true;
   }
 
@@ -74,7 +76,6 @@ export class DraftPoster {
         ["audit:drafted", () => audit.emit({ type: "margot_intent_drafted", interaction_id: draft.interaction_id, draft_id: draft.id, target_repo: draft.target_repo, channel: channel.kind })],
       ]),
     ]);
-    await effects.record();
     for (const step of steps) if (step.status === "rejected") throw step.reason;
   }
 

@@ -1,6 +1,7 @@
 // Effects done once per record (ADR 0004): each effect (an audit row, a ledger row, a notice) is marked
-// `fx:<name>` in the record's hash after it succeeded, so a retry after a crash repeats at most the
-// effects whose mark was not written yet, never skips one. The marks of one step go out in one write.
+// `fx:<name>` in the record's hash as soon as it succeeded, so a retry after a crash repeats at most the
+// effects whose mark was not written yet, never skips one. The effects of one step run together; nobody
+// waits for a mark (ADR 0025).
 import type { RedisClient } from "../redis/connect.js";
 
 export type Effect = readonly [name: string, run: () => Promise<unknown>];
@@ -8,7 +9,9 @@ export type Effect = readonly [name: string, run: () => Promise<unknown>];
 const FIELD = "fx:";
 
 export class EffectLog {
-  private readonly ran: string[] = [];
+  private unsent: string[] = [];
+  /** The last mark write sent (a failure path waits for it). */
+  private sent: Promise<unknown> = Promise.resolve();
 
   private constructor(
     private readonly redis: RedisClient,
@@ -28,35 +31,53 @@ export class EffectLog {
     return new EffectLog(redis, key, new Set());
   }
 
-  /** Runs, in order, each effect not done yet. When one fails, the marks of those that ran are written before the error goes on. */
+  /**
+   * Runs the effects not done yet, together: the effects of one step never depend on each other (rows in
+   * different files, a notice). When one fails, the error goes on once the others have settled and their
+   * marks are written.
+   */
   async run(effects: readonly Effect[]): Promise<void> {
-    for (const [name, effect] of effects) {
-      if (this.done.has(name)) continue;
-      try {
+    const pending = effects.filter(([name]) => !this.done.has(name));
+    const settled = await Promise.allSettled(
+      pending.map(async ([name, effect]) => {
         await effect();
-      } catch (err) {
-        await this.record().catch(() => {});
-        throw err;
-      }
-      this.done.add(name);
-      this.ran.push(name);
+        this.mark(name);
+      }),
+    );
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+    if (failed) {
+      await this.sent;
+      throw failed.reason;
     }
   }
 
-  /** Writes the marks of the effects that ran since the last record, with `fields` beside them, in one HSET. */
-  async record(fields: Readonly<Record<string, string>> = {}): Promise<void> {
-    const at = new Date().toISOString();
-    const pairs: string[] = [];
-    for (const name of this.ran.splice(0)) pairs.push(`${FIELD}${name}`, at);
-    for (const [k, v] of Object.entries(fields)) pairs.push(k, v);
-    if (pairs.length > 0) await this.redis.hset(this.key, ...pairs);
-  }
-
-  /** One effect, marked at once: for the steps that have a single effect. */
+  /** One effect: false when it was done already. */
   async once(name: string, effect: () => Promise<unknown>): Promise<boolean> {
     if (this.done.has(name)) return false;
     await this.run([[name, effect]]);
-    await this.record();
     return true;
+  }
+
+  /** Fields written into the record beside the marks, after every mark sent so far (one connection keeps order). */
+  async record(fields: Readonly<Record<string, string>>): Promise<void> {
+    const pairs = Object.entries(fields).flat();
+    if (pairs.length > 0) await this.redis.hset(this.key, ...pairs);
+  }
+
+  /**
+   * Sends the mark before anything this job sends next on the connection, with the other marks done in
+   * the same turn, and does not wait for the reply: a retry comes only after this job failed or died,
+   * later than the write. A mark lost because Redis went away right then repeats its effect once on a
+   * retry, as a crash before it would.
+   */
+  private mark(name: string): void {
+    this.done.add(name);
+    this.unsent.push(name);
+    if (this.unsent.length > 1) return;
+    queueMicrotask(() => {
+      const at = new Date().toISOString();
+      const pairs = this.unsent.splice(0).flatMap((n) => [`${FIELD}${n}`, at]);
+      this.sent = this.redis.hset(this.key, ...pairs).catch(() => {});
+    });
   }
 }

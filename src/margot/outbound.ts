@@ -19,12 +19,21 @@ export class OutboundText {
 
   /** `text` for a text of any size: slice by slice, pausing between slices. */
   async inSlices(text: string): Promise<string> {
+    const run = this.textSteps(text);
+    for (let next = run.next(); ; next = run.next()) {
+      if (next.done) return next.value;
+      await yieldToEventLoop();
+    }
+  }
+
+  /** `text` as steps: each `yield` falls between two slices. */
+  *textSteps(text: string): Generator<void, string> {
     const slices = textSlices(text);
     if (slices.length === 1) return this.text(text);
     const out: string[] = [];
-    for (const slice of slices) {
+    for (const [i, slice] of slices.entries()) {
+      if (i > 0) yield;
       out.push(this.text(slice));
-      await yieldToEventLoop();
     }
     return out.join("");
   }

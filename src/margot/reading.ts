@@ -1,6 +1,7 @@
 // One reading of a Margot research body: normalised once, cut into sentences once, each sentence
 // read once for the cues `classify` weighs and `extract` draws from (directive, governed verb,
 // surfaces, outcomes, hedges, negations, questions, …). Pure; see classify.ts for what the cues mean.
+import { SLICE_MS } from "./text-slices.js";
 import { ACTION_VERBS, NOUN_LIKE_VERBS, RESEARCH_VERBS, DEFERRAL_VERBS, IRREGULAR_PARTICIPLES, SKIPPABLE_ADVERBS, STRONG_SUBJECTS, SURFACE_NOUNS, STOPWORD_MODIFIERS, FRAMEWORK_DOT_JS, FUNCTION_WORDS } from "./lexicon.js";
 
 export type DirectiveStrength = "strong" | "medium";
@@ -743,12 +744,9 @@ function scoreSentence(s: SentenceReading, neighbourMeasurable: boolean, docMeas
   return Math.min(score, 0.98);
 }
 
-/** Longest stretch of reading between two pause points (a pause lets other jobs and lock renewals run). */
-export const READING_SLICE_MS = 20;
-
 /**
  * Sentence-by-sentence reading of a research body, as steps: each `yield` is a point where the
- * caller may pause (after at most about READING_SLICE_MS of work). The result does not depend
+ * caller may pause (after at most about SLICE_MS of work). The result does not depend
  * on where the pauses fall. `readResearch` runs the steps without pausing.
  */
 export function* readingSteps(text: string): Generator<void, ResearchReading> {
@@ -763,7 +761,7 @@ export function* readingSteps(text: string): Generator<void, ResearchReading> {
   let sliceStart = performance.now();
   for (let first = 0; first < pieces.length; first += BATCH_SENTENCES) {
     sentences.push(...readBatch(pieces.slice(first, first + BATCH_SENTENCES), first, counts));
-    if (performance.now() - sliceStart > READING_SLICE_MS) {
+    if (performance.now() - sliceStart > SLICE_MS) {
       yield;
       sliceStart = performance.now();
     }

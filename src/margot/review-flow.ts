@@ -167,7 +167,6 @@ export class ReviewFlow {
       ["ledger:accepted", () => ledger.append({ interaction_id: draft.interaction_id, classification: draft.classification, confidence: draft.confidence, outcome: "accepted", draft_id: draft.id, linear_issue_id: accepted.linear_issue_id })],
       ["notice:accepted", () => this.poster.notice(`draft ${draft.id} approved → Linear ${identifier}${url ? ` ${url}` : ""}`, draft.messages.at(-1))],
     ]);
-    await effects.record();
     await drafts.retire(draft.id);
     return accepted;
   }
@@ -182,7 +181,6 @@ export class ReviewFlow {
       ["ledger:rejected", () => ledger.append({ interaction_id: draft.interaction_id, classification: draft.classification, confidence: draft.confidence, outcome: "rejected", draft_id: draft.id, reason: "founder_rejected" })],
       ["notice:rejected", () => this.poster.notice(`draft ${draft.id} rejected; no Linear issue. Interaction ${draft.interaction_id} is suppressed until ${iso(until)}`, draft.messages.at(-1))],
     ]);
-    await effects.record();
     await drafts.retire(draft.id);
   }
 
@@ -197,7 +195,6 @@ export class ReviewFlow {
       ["ledger:expired", () => ledger.append({ interaction_id: draft.interaction_id, classification: draft.classification, confidence: draft.confidence, outcome: "expired", draft_id: draftId })],
       ["notice:expired", () => this.poster.notice(`draft ${draftId} expired: no reaction by ${draft.expires_at}; nothing was created`, draft.messages.at(-1))],
     ]);
-    await effects.record();
     await drafts.retire(draftId);
     return { draft_id: draftId, changed: t.outcome === "applied", state: "expired" };
   }

@@ -3,8 +3,14 @@
 // URL, address, phone number or name spans. Only a stretch with no blank line for a whole
 // slice is cut at a line end, and never inside a PEM block (the one multi-line secret shape).
 
+/** Longest stretch of Margot work between two pauses (a pause lets other jobs and lock renewals run). */
+export const SLICE_MS = 20;
+
+/** What happens between two slices of work. */
+export type Pause = () => Promise<void>;
+
 /** One slice of CPU per step; other jobs (lock renewals among them) run in between. */
-export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+export const yieldToEventLoop: Pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** About 20 ms of redaction per slice on a quiet machine. */
 export const REDACTION_SLICE_CHARS = 64 * 1024;

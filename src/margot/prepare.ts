@@ -1,0 +1,80 @@
+// What a research completion becomes before any state is touched: its assessment, and every part of it
+// that may leave the process, already redacted. Pure CPU, in steps: a small body (most) is prepared in
+// one stretch, a large one with pauses that let other jobs and lock renewals run (ADR 0017, ADR 0025).
+import { assessmentSteps, type Assessment, type AssessOptions } from "./assess.js";
+import { FOLLOW_UP_REQUEST_MAX } from "./follow-ups.js";
+import type { OutboundText } from "./outbound.js";
+import type { Project } from "./projects.js";
+import { SLICE_MS, yieldToEventLoop, type Pause } from "./text-slices.js";
+
+/** The parts of an action-shaped completion that a draft shows, each redacted (secrets, then PII). */
+export interface ShownAction {
+  readonly title: string;
+  readonly detail: string;
+  readonly research_body: string;
+  readonly acceptance_criteria: readonly string[];
+  readonly out_of_scope: readonly string[];
+  readonly interaction_id: string;
+  readonly target_repo: string | null;
+  readonly target_candidates: readonly string[];
+  readonly proposed_branch: string;
+}
+
+export interface PreparedCompletion {
+  readonly assessment: Assessment;
+  /** null unless the completion is action-shaped. */
+  readonly shown: ShownAction | null;
+  /** What a follow-up asks for, redacted and capped; "" when no sentence asks for more research. */
+  readonly followUpRequest: string;
+}
+
+export interface PrepareInput {
+  readonly body: string;
+  readonly interactionId: string;
+  readonly projects: readonly Project[];
+}
+
+/** The steps as a generator: each `yield` is a point where the work may pause. */
+export function* preparationSteps(input: PrepareInput, destructiveVerbs: readonly string[], text: OutboundText): Generator<void, PreparedCompletion> {
+  const options: AssessOptions = { projects: input.projects, destructiveVerbs, interactionId: input.interactionId };
+  const assessment = yield* assessmentSteps(input.body, options);
+  const { action } = assessment;
+  let shown: ShownAction | null = null;
+  if (action) {
+    yield;
+    const research_body = yield* text.textSteps(input.body);
+    shown = {
+      title: text.text(action.proposed_action),
+      detail: text.text(action.proposed_action_detail),
+      research_body,
+      acceptance_criteria: action.acceptance_criteria.map((c) => text.text(c)),
+      out_of_scope: action.out_of_scope.map((c) => text.text(c)),
+      interaction_id: text.text(input.interactionId),
+      target_repo: action.target_repo === null ? null : text.text(action.target_repo),
+      target_candidates: action.candidates.map((c) => text.text(c)),
+      proposed_branch: text.text(action.proposed_branch),
+    };
+  }
+  const asks = assessment.followUpSentences;
+  const followUpRequest = asks.length > 0 ? text.text(asks.join(" ")).slice(0, FOLLOW_UP_REQUEST_MAX) : "";
+  return { assessment, shown, followUpRequest };
+}
+
+/** The steps, pausing for a turn of the event loop only once a stretch of them has held it for SLICE_MS. */
+export async function prepareInSlices(input: PrepareInput, destructiveVerbs: readonly string[], text: OutboundText, pause: Pause = yieldToEventLoop): Promise<PreparedCompletion> {
+  const run = preparationSteps(input, destructiveVerbs, text);
+  let sliceStart = performance.now();
+  for (let next = run.next(); ; next = run.next()) {
+    if (next.done) return next.value;
+    if (performance.now() - sliceStart >= SLICE_MS) {
+      await pause();
+      sliceStart = performance.now();
+    }
+  }
+}
+
+/** The steps in one go (tests, and what the sliced version must equal). */
+export function prepareNow(input: PrepareInput, destructiveVerbs: readonly string[], text: OutboundText): PreparedCompletion {
+  const run = preparationSteps(input, destructiveVerbs, text);
+  for (let next = run.next(); ; next = run.next()) if (next.done) return next.value;
+}
