@@ -16,7 +16,7 @@ import { redisOptions } from "../src/redis/target.js";
 import { DraftStore } from "../src/margot/drafts.js";
 import { createMargotIntentWorker, MARGOT_CONCURRENCY } from "../workers/margot-intent.js";
 import type { BenchContext } from "./sandcastle-run.js";
-import { median, percentile, round } from "./stats.js";
+import { alternatePairs, pairReport, percentile, round } from "./stats.js";
 
 const PROJECTS = resolve(import.meta.dirname, "../../test/fixtures/margot/projects.json");
 const SMOKE = resolve(import.meta.dirname, "../../test/fixtures/margot/smoke.json");
@@ -103,16 +103,13 @@ async function waitCompleted(queue: Queue, n: number, timeoutMs: number): Promis
   }
 }
 
-/** Research completions/s (30 % action-shaped: drafted to the local channel) against no-op jobs/s. */
+/** Research completions/s (30 % action-shaped: drafted to the local channel) against no-op jobs/s, in alternating pairs. */
 export async function benchMargotThroughput(ctx: BenchContext): Promise<object> {
   const n = ctx.quick ? 300 : 2000;
-  const reps = ctx.quick ? 1 : 3;
+  const reps = ctx.quick ? 1 : 5;
   const samples = (JSON.parse(await import("node:fs/promises").then((fs) => fs.readFile(SMOKE, "utf8"))) as { samples: Array<{ body: string }> }).samples.map((s) => s.body);
-  const noop: number[] = [];
-  const margot: number[] = [];
   let drafted = 0;
-  for (let rep = 0; rep < reps; rep++) {
-    noop.push(await noopRate(ctx, n, rep));
+  const margotRate = async (rep: number): Promise<number> => {
     const rig = await margotRig(ctx, `throughput-${rep}`);
     try {
       // Enough completed jobs are kept to count them all.
@@ -126,22 +123,21 @@ export async function benchMargotThroughput(ctx: BenchContext): Promise<object> 
       const t0 = performance.now();
       await rig.start();
       await waitCompleted(rig.queue, n, 600_000);
-      margot.push(n / ((performance.now() - t0) / 1000));
+      const rate = n / ((performance.now() - t0) / 1000);
       drafted = (await new DraftStore(ctx.redis, rig.prefix).list(n)).length;
+      return rate;
     } finally {
       await rig.queue.obliterate({ force: true }).catch(() => {});
       await rig.close();
     }
-  }
-  const ratio = median(margot) / median(noop);
+  };
+  const pairs = await alternatePairs(reps, (rep) => noopRate(ctx, n, rep), margotRate);
   return {
     bench: "margot_intent_jobs_per_s",
     jobs: n,
     reps,
     drafted_per_rep: drafted,
-    margot_jobs_per_s: Math.round(median(margot)),
-    noop_jobs_per_s: Math.round(median(noop)),
-    ratio: round(ratio, 3),
+    ...pairReport(pairs, { measured: "margot_jobs_per_s", baseline: "noop_jobs_per_s" }, 0.3),
     note: "classify + rules + PII redaction + draft store + rate limit + fsynced ledger + audit, local channel, same concurrency as the no-op worker",
   };
 }

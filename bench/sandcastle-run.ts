@@ -15,7 +15,7 @@ import type { RedisTarget } from "../src/redis/target.js";
 import { BUILT_IN_CHILD } from "../src/sandcastle/child-command.js";
 import { entryLines, sessionLogKey } from "../src/sandcastle/session-log.js";
 import { makeGitRepo } from "../test/helpers/git-repo.js";
-import { alternatePairs, median, percentile, round } from "./stats.js";
+import { alternatePairs, median, pairReport, percentile, round } from "./stats.js";
 
 export interface BenchContext {
   readonly target: RedisTarget;
@@ -164,12 +164,7 @@ export async function benchPipeline(ctx: BenchContext): Promise<object> {
     bench: "stdout_pipeline_lines_per_s",
     lines,
     reps,
-    queue_lines_per_s: Math.round(median(pairs.measured)),
-    bare_readline_lines_per_s: Math.round(median(pairs.baseline)),
-    ratio: pairs.ratio,
-    pair_ratios: pairs.ratios,
-    goal_ratio: 0.5,
-    meets_ratio: pairs.ratio >= 0.5,
+    ...pairReport(pairs, { measured: "queue_lines_per_s", baseline: "bare_readline_lines_per_s" }, 0.5),
     peak_rss_growth_mib: round(rssGrowth, 1),
     goal_rss_growth_mib: 64,
     meets_rss: rssGrowth < 64,
@@ -262,12 +257,7 @@ export async function benchRealPath(ctx: BenchContext): Promise<object> {
     bench: "real_path_lines_per_s",
     lines,
     reps,
-    real_path_lines_per_s: Math.round(median(pairs.measured)),
-    bare_readline_lines_per_s: Math.round(median(pairs.baseline)),
-    ratio: pairs.ratio,
-    pair_ratios: pairs.ratios,
-    goal_ratio: 0.25,
-    meets_ratio: pairs.ratio >= 0.25,
+    ...pairReport(pairs, { measured: "real_path_lines_per_s", baseline: "bare_readline_lines_per_s" }, 0.25),
     big_line_then_500k: {
       worker_rss_growth_mib: round(memory.worker, 1),
       child_rss_growth_mib: round(memory.child, 1),

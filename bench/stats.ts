@@ -22,3 +22,15 @@ export async function alternatePairs(reps: number, baseline: (rep: number) => Pr
   const ratios = m.map((v, i) => v / b[i]!);
   return { baseline: b, measured: m, ratios: ratios.map((x) => round(x)), ratio: round(median(ratios)) };
 }
+
+/** What a paired bench whose ratio should reach a goal reports: both medians under their names, the ratio, each pair's, the goal. */
+export function pairReport(pairs: { baseline: number[]; measured: number[]; ratios: number[]; ratio: number }, names: { measured: string; baseline: string }, goalRatio: number): Record<string, unknown> {
+  return {
+    [names.measured]: Math.round(median(pairs.measured)),
+    [names.baseline]: Math.round(median(pairs.baseline)),
+    ratio: pairs.ratio,
+    pair_ratios: pairs.ratios,
+    goal_ratio: goalRatio,
+    meets_ratio: pairs.ratio >= goalRatio,
+  };
+}
