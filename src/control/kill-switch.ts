@@ -16,6 +16,26 @@ export type KillSwitchState = z.infer<typeof KillSwitchState>;
 
 const Stored = z.object({ on: z.boolean(), at: z.string(), by: z.string() });
 
+/** Whether the switch's Redis value says on (what `state().redis` answers; unreadable: off, as a missing value). */
+export function storedIsOn(raw: string | null): boolean {
+  if (raw === null) return false;
+  try {
+    const stored = Stored.safeParse(JSON.parse(raw));
+    return stored.success && stored.data.on;
+  } catch {
+    return false;
+  }
+}
+
+/** storedIsOn in Lua, for scripts that must not act while the switch is on (draft-claim.ts). */
+export const KILL_SWITCH_ON_LUA = `
+local function kill_switch_on(raw)
+  if not raw then return false end
+  local ok, v = pcall(cjson.decode, raw)
+  return ok and type(v) == 'table' and v.on == true and type(v.at) == 'string' and type(v.by) == 'string'
+end
+`;
+
 export class KillSwitch {
   readonly key: string;
   readonly channel: string;
@@ -36,7 +56,7 @@ export class KillSwitch {
   async state(): Promise<KillSwitchState> {
     const raw = await this.redis.get(this.key);
     const stored = raw === null ? null : Stored.safeParse(JSON.parse(raw));
-    const redisOn = stored?.success === true && stored.data.on;
+    const redisOn = storedIsOn(raw);
     const file = this.fileActive();
     return {
       active: redisOn || file,

@@ -1,6 +1,7 @@
 // What the Margot bridge's flows are handed: stores, logs, the review channel, Linear, timers and
 // settings. Nothing in the flows reads config or env.
 import type { AuditLog } from "../audit/audit-log.js";
+import type { KillSwitch } from "../control/kill-switch.js";
 import type { IssueTracker } from "../linear/issues.js";
 import type { Logger } from "../log.js";
 import type { ReviewChannel } from "../review/review-channel.js";
@@ -46,7 +47,7 @@ export interface BridgeDeps {
   readonly issues: IssueTracker | null;
   readonly timers: DraftTimers;
   /** On: nothing is posted and no Linear issue is created; drafts and approvals wait (ADR 0017). */
-  readonly killSwitch: { isActive(): Promise<boolean> };
+  readonly killSwitch: Pick<KillSwitch, "isActive" | "fileActive" | "key">;
   readonly projects: () => Promise<readonly Project[]>;
   readonly settings: BridgeSettings;
   readonly log: Logger;

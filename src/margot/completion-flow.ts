@@ -7,9 +7,10 @@
 import { iso, type BridgeDeps } from "./bridge-deps.js";
 import type { MargotIntentResult, MargotResearchCompletion } from "./contract.js";
 import type { DraftPoster } from "./draft-posting.js";
+import { DraftClaim, type DraftClaimResult, type FreshDraft } from "./draft-claim.js";
 import type { NewDraft, StoredDraft } from "./drafts.js";
 import type { EffectLog } from "./effects.js";
-import { INTENT_MEMORY_S, type IntentRecord, type StoredIntent } from "./intents.js";
+import { INTENT_MEMORY_S, type ClaimOptions, type IntentRecord, type StoredIntent } from "./intents.js";
 import { prepareInSlices, type PreparedCompletion } from "./prepare.js";
 import type { Project } from "./projects.js";
 import { applyRules } from "./rules.js";
@@ -19,12 +20,16 @@ import { renderTicket, type TicketInput } from "./ticket.js";
 const CLAIM_TURNS = 4;
 
 export class CompletionFlow {
+  private readonly draftClaim: DraftClaim;
+
   constructor(
     private readonly deps: BridgeDeps,
     private readonly poster: DraftPoster,
     private readonly now: () => number,
     private readonly newDraftId: () => string,
-  ) {}
+  ) {
+    this.draftClaim = new DraftClaim(deps);
+  }
 
   /** One research completion. `jobKey` identifies the job (id + creation time), stable across its retries. */
   async process(completion: MargotResearchCompletion, jobKey: string): Promise<MargotIntentResult> {
@@ -34,13 +39,14 @@ export class CompletionFlow {
     for (let turn = 0; turn < CLAIM_TURNS; turn++) {
       const record = this.decide(completion, jobKey, prepared, projects, suppressedUntil);
       const ttlS = suppressedUntil !== null ? (suppressedUntil.getTime() - this.now()) / 1000 : INTENT_MEMORY_S;
-      const claim = await this.deps.intents.claim(record, { suppressedUntil, ttlS });
+      const opts: ClaimOptions = { suppressedUntil, ttlS };
+      const { claim, fresh }: DraftClaimResult = record.draft ? await this.draftClaim.claim(record, record.draft, opts, jobKey, this.now()) : { claim: await this.deps.intents.claim(record, opts), fresh: null };
       if (claim.outcome === "suppressed") {
         suppressedUntil = claim.until;
         continue;
       }
       if (claim.outcome === "taken") return this.duplicateOf(claim.record);
-      return this.carryOut(claim, jobKey);
+      return this.carryOut(claim, jobKey, fresh);
     }
     throw new Error(`interaction ${completion.interaction_id}: its suppression changed ${CLAIM_TURNS} times while it was being decided; retrying`);
   }
@@ -113,10 +119,10 @@ export class CompletionFlow {
     return { job: jobKey, result, draft, follow_up, decided_at: iso(this.now()) };
   }
 
-  private async carryOut({ record, effects }: StoredIntent, token: string): Promise<MargotIntentResult> {
+  private async carryOut({ record, effects }: StoredIntent, token: string, fresh: FreshDraft | null): Promise<MargotIntentResult> {
     const { audit, ledger, followUps } = this.deps;
     const r = record.result;
-    if (record.draft !== null) return this.carryOutDraft(record, record.draft, effects, token);
+    if (r.draft_id !== null) return this.carryOutDraft(record, r.draft_id, effects, token, fresh);
     const outcome = r.status === "rejected" || r.status === "suppressed" || r.status === "follow_up" ? r.status : "informational";
     const followUp = r.status === "follow_up" ? record.follow_up : null;
     await effects.run([
@@ -134,11 +140,9 @@ export class CompletionFlow {
     return ["audit:classified", () => this.deps.audit.emit({ type: "margot_intent_classified", interaction_id: r.interaction_id, classification: r.classification, confidence: r.confidence, status: r.status, reason: r.reason })] as const;
   }
 
-  private async carryOutDraft(record: IntentRecord, newDraft: NewDraft, intentEffects: EffectLog, token: string): Promise<MargotIntentResult> {
+  private async carryOutDraft(record: IntentRecord, id: string, intentEffects: EffectLog, token: string, fresh: FreshDraft | null): Promise<MargotIntentResult> {
     const { drafts, rateLimit, ledger, timers } = this.deps;
-    const id = newDraft.id;
-    // One round trip: the draft created (or found, on a retry), counted while it is still pending, and the kill switch read.
-    const [stored, decision, hold] = await Promise.all([drafts.create(newDraft), rateLimit.acquireIf(id, this.now(), { key: drafts.key(id), states: ["pending"] }), this.poster.holdState()]);
+    const { stored, decision, hold, begun } = fresh ?? (await this.resumeDraft(record, id));
     let current: StoredDraft = stored;
     if (decision?.granted === false) {
       const t = await drafts.transition(id, { token, from: ["pending"], to: "queued", set: { queued_at: iso(this.now()), release_at: iso(decision.releaseAt), draft_number: decision.number }, read: true });
@@ -152,8 +156,8 @@ export class CompletionFlow {
       reason: queued ? "rate_limited" : null,
       skipped_reason: queued ? `rate limit: ${rateLimit.max} drafts per ${rateLimit.windowMs / 1000} s reached; draft ${id} is queued and posts at ${draft.release_at}` : null,
     };
-    // The classified row, and the final result (drafted or queued) for duplicates to report: beside the next steps, not before them.
-    const recorded = Promise.all([intentEffects.run([this.classified(result)]), intentEffects.record({ result: JSON.stringify(result) })]);
+    // The classified row, and a queued result for duplicates to report (a drafted one is the claimed record): beside the next steps, not before them.
+    const recorded = Promise.all([intentEffects.run([this.classified(result)]), queued ? intentEffects.record({ result: JSON.stringify(result) }) : null]);
     recorded.catch(() => {}); // awaited below; a rejection meanwhile is not unhandled
     try {
       if (queued) {
@@ -168,16 +172,30 @@ export class CompletionFlow {
       if (await this.poster.held(hold)) {
         // Kill switch on: the draft waits as queued and posts when it goes off.
         const at = this.now() + this.poster.holdRecheckMs;
-        await drafts.transition(id, { token, from: ["pending"], to: "queued", set: { queued_at: iso(this.now()), release_at: iso(at), draft_number: decision?.number ?? null } });
+        await drafts.transition(id, { token, from: begun ? ["posting"] : ["pending"], to: "queued", set: { queued_at: iso(this.now()), release_at: iso(at), draft_number: decision?.number ?? null } });
         await timers.scheduleHold(id, at);
         return { ...result, skipped_reason: `the kill switch is on: draft ${id} waits and is posted when it goes off` };
       }
       // Only from pending: a draft another job is posting stays that job's (its own retry resumes by token).
-      await this.poster.post(current, token, { from: ["pending"], kind: "new", number: decision?.number ?? null });
+      await this.poster.post(current, token, { from: ["pending"], begun, kind: "new", number: decision?.number ?? null });
       return result;
     } finally {
       await recorded;
     }
+  }
+
+  /**
+   * A retry of a claimed draft decision: the draft (created with the claim; by an earlier version, perhaps
+   * not yet), counted while it is still pending, and the kill switch read, in one round trip.
+   */
+  private async resumeDraft(record: IntentRecord, id: string): Promise<FreshDraft> {
+    const { drafts, rateLimit } = this.deps;
+    const [stored, decision, hold] = await Promise.all([
+      record.draft ? drafts.create(record.draft) : drafts.mustRead(id),
+      rateLimit.acquireIf(id, this.now(), { key: drafts.key(id), states: ["pending"] }),
+      this.poster.holdState(),
+    ]);
+    return { stored, decision, hold, begun: false };
   }
 
   /** A duplicate answers with where the interaction stands now, not with its first decision. */

@@ -10,6 +10,8 @@ import type { OutboundText } from "./outbound.js";
 
 export interface PostRequest {
   readonly from: DraftState[];
+  /** The draft went to `posting` for this job already (in its claim's round trip, draft-claim.ts). */
+  readonly begun?: boolean;
   readonly kind: "new" | "resurfaced";
   /** Its number in the rate-limit window, when it was just counted. */
   readonly number: number | null;
@@ -24,7 +26,8 @@ export interface HoldState {
   readonly noticed: boolean;
 }
 
-const NOTICE_MARK = "kill-switch-notice";
+/** The intent store's mark: the channel was told of this kill-switch episode. */
+export const NOTICE_MARK = "kill-switch-notice";
 
 export class DraftPoster {
   constructor(
@@ -41,7 +44,7 @@ export class DraftPoster {
   async post({ draft, effects }: StoredDraft, token: string, how: PostRequest): Promise<boolean> {
     const { drafts, channel } = this.deps;
     const id = draft.id;
-    const begin = await drafts.transition(id, { token, from: how.from, to: "posting", ...(how.generation !== undefined ? { generation: how.generation } : {}) });
+    const begin = how.begun ? ({ outcome: "applied", state: "posting" } as const) : await drafts.transition(id, { token, from: how.from, to: "posting", ...(how.generation !== undefined ? { generation: how.generation } : {}) });
     if (begin.outcome === "refused") {
       if (begin.state === "posted") await this.afterPost(await drafts.mustRead(id));
       return false;

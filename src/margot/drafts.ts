@@ -65,6 +65,14 @@ export interface Draft {
 
 export type NewDraft = Pick<Draft, "id" | "interaction_id" | "title" | "body" | "ticket" | "target_repo" | "project" | "classification" | "confidence" | "channel" | "created_at">;
 
+/** A new draft's hash and its place in the index, as a Lua function (shared with draft-claim.ts); ARGV[first..last] are its fields. */
+export const CREATE_LUA = `
+local function create_draft(draft_key, index_key, id, created_ms, first, last)
+  redis.call('HSET', draft_key, unpack(ARGV, first, last))
+  redis.call('ZADD', index_key, created_ms, id)
+end
+`;
+
 /**
  * KEYS[1]  draft hash
  * KEYS[2]  index zset (member = draft id, score = created ms)
@@ -72,10 +80,9 @@ export type NewDraft = Pick<Draft, "id" | "interaction_id" | "title" | "body" | 
  * Returns  {1}        created
  *          {0, hash}  the draft already existed (left as it was): its fields
  */
-const CREATE = new RedisScript(`
+const CREATE = new RedisScript(`${CREATE_LUA}
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0, redis.call('HGETALL', KEYS[1])} end
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
-redis.call('ZADD', KEYS[2], tonumber(ARGV[2]), ARGV[1])
+create_draft(KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), 3, #ARGV)
 return {1}
 `);
 
@@ -169,11 +176,16 @@ export class DraftStore {
 
   /** Creates the draft in state `pending`, or finds the one with this id (left as it was): one round trip. */
   async create(draft: NewDraft): Promise<StoredDraft> {
-    const record = { ...draft, state: "pending" as const, generation: 0, messages: [], labels_applied: [] };
     const key = this.key(draft.id);
-    const [code, flat] = (await CREATE.run(this.redis, [key, this.indexKey], [draft.id, String(Date.parse(draft.created_at)), ...serialise(record)])) as [number, string[] | undefined];
-    if (code === 1) return { draft: parseDraft(hashFromReply(serialise(record))), effects: EffectLog.fresh(this.redis, key) };
+    const fields = newDraftFields(draft);
+    const [code, flat] = (await CREATE.run(this.redis, [key, this.indexKey], [draft.id, String(Date.parse(draft.created_at)), ...fields])) as [number, string[] | undefined];
+    if (code === 1) return this.created(draft.id, fields);
     return this.stored(key, hashFromReply(flat))!;
+  }
+
+  /** A draft just created from these fields (newDraftFields), as stored: no effects done yet. */
+  created(id: string, fields: readonly string[], changes: Readonly<Record<string, string>> = {}): StoredDraft {
+    return { draft: parseDraft({ ...hashFromReply(fields), ...changes }), effects: EffectLog.fresh(this.redis, this.key(id)) };
   }
 
   async get(id: string): Promise<Draft | null> {
@@ -285,6 +297,11 @@ export class DraftStore {
     if (gone.length > 0) await this.redis.zrem(this.indexKey, ...gone);
     return drafts;
   }
+}
+
+/** A new draft's fields as stored: state `pending`, generation 0, no messages yet. */
+export function newDraftFields(draft: NewDraft): string[] {
+  return serialise({ ...draft, state: "pending", generation: 0, messages: [], labels_applied: [] });
 }
 
 function serialise(fields: Readonly<Record<string, unknown>>): string[] {

@@ -18,7 +18,8 @@ export interface IntentRecord {
   /** `<job id>@<job timestamp>`: the job that owns this decision. */
   readonly job: string;
   readonly result: MargotIntentResult;
-  /** The draft to create, when the decision is to draft. */
+  /** The draft to create, when the decision is to draft (it is stored in its own hash, not here; an
+   * earlier version stored it here too, which a retry of its jobs still reads). */
   readonly draft: NewDraft | null;
   /** The new research to ask for, when the decision is follow_up. */
   readonly follow_up?: FollowUpRequest | null;
@@ -26,9 +27,8 @@ export interface IntentRecord {
 }
 
 /**
- * KEYS[1]  intent hash   KEYS[2] suppression key
- * ARGV[1]  job key       ARGV[2] the suppression the decision was made under ('' for none)
- * ARGV[3]  ttl (s)       ARGV[4..] field/value pairs of the record
+ * The claim as a Lua function, shared by CLAIM and the draft claim (draft-claim.ts). ARGV[first..last]
+ * are the record's field/value pairs.
  * Returns  {1}            claimed: the record is this decision
  *          {2, hash}      this job had claimed it already (a retry): resume the stored decision
  *          {0, hash}      another job owns it: a duplicate
@@ -36,19 +36,30 @@ export interface IntentRecord {
  * The first job to decide an interaction claims it; while it is suppressed, a decision made
  * knowing so replaces the earlier one (loop detection answers `suppressed`).
  */
-const CLAIM = new RedisScript(`
-local job = redis.call('HGET', KEYS[1], 'job')
-if job == ARGV[1] then return {2, redis.call('HGETALL', KEYS[1])} end
-local suppressed = redis.call('GET', KEYS[2])
-if suppressed then
-  if suppressed ~= ARGV[2] then return {3, suppressed} end
-elseif job then
-  return {0, redis.call('HGETALL', KEYS[1])}
+export const CLAIM_LUA = `
+local function claim_intent(intent_key, suppress_key, job, under, ttl, first, last)
+  local owner = redis.call('HGET', intent_key, 'job')
+  if owner == job then return {2, redis.call('HGETALL', intent_key)} end
+  local suppressed = redis.call('GET', suppress_key)
+  if suppressed then
+    if suppressed ~= under then return {3, suppressed} end
+  elseif owner then
+    return {0, redis.call('HGETALL', intent_key)}
+  end
+  redis.call('DEL', intent_key)
+  redis.call('HSET', intent_key, 'job', job, unpack(ARGV, first, last))
+  redis.call('EXPIRE', intent_key, ttl)
+  return {1}
 end
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'job', ARGV[1], unpack(ARGV, 4))
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
-return {1}
+`;
+
+/**
+ * KEYS[1]  intent hash   KEYS[2] suppression key
+ * ARGV[1]  job key       ARGV[2] the suppression the decision was made under ('' for none)
+ * ARGV[3]  ttl (s)       ARGV[4..] field/value pairs of the record
+ */
+const CLAIM = new RedisScript(`${CLAIM_LUA}
+return claim_intent(KEYS[1], KEYS[2], ARGV[1], ARGV[2], tonumber(ARGV[3]), 4, #ARGV)
 `);
 
 /** A record as claimed, with the effects already done for it. */
@@ -56,6 +67,14 @@ export interface StoredIntent {
   readonly record: IntentRecord;
   readonly effects: EffectLog;
 }
+
+export interface ClaimOptions {
+  /** The suppression the decision was made under (null: it knew of none). */
+  readonly suppressedUntil: Date | null;
+  readonly ttlS: number;
+}
+
+export type ClaimReply = [code: number, payload?: string[] | string];
 
 export type ClaimOutcome =
   | ({ readonly outcome: "claimed" | "resumed" | "taken" } & StoredIntent)
@@ -65,7 +84,8 @@ export class IntentStore {
   private readonly base: string;
 
   constructor(
-    private readonly redis: RedisClient,
+    /** The connection the stores share (the draft claim's script runs on it too). */
+    readonly redis: RedisClient,
     prefix: string,
   ) {
     this.base = `${prefix}:margot`;
@@ -83,26 +103,36 @@ export class IntentStore {
    * Claims the interaction for `record` in one round trip, or answers with the record that owns it.
    * `suppressedUntil`: the suppression the decision was made under (null: it knew of none).
    */
-  async claim(record: IntentRecord, opts: { suppressedUntil: Date | null; ttlS: number }): Promise<ClaimOutcome> {
+  async claim(record: IntentRecord, opts: ClaimOptions): Promise<ClaimOutcome> {
+    const reply = (await CLAIM.run(this.redis, this.claimKeys(record), this.claimArgs(record, opts))) as ClaimReply;
+    return this.claimOutcome(record, reply);
+  }
+
+  /** The keys claim_intent takes, in its order. */
+  claimKeys(record: IntentRecord): string[] {
+    const id = record.result.interaction_id;
+    return [this.key(id), this.suppressKey(id)];
+  }
+
+  /** claim_intent's arguments: job, suppression, ttl, then the record's fields (the draft itself lives in its own hash). */
+  claimArgs(record: IntentRecord, opts: ClaimOptions): string[] {
+    return [
+      record.job,
+      opts.suppressedUntil?.toISOString() ?? "",
+      String(Math.max(1, Math.ceil(opts.ttlS))),
+      "result",
+      JSON.stringify(record.result),
+      "follow_up",
+      record.follow_up ? JSON.stringify(record.follow_up) : "",
+      "decided_at",
+      record.decided_at,
+    ];
+  }
+
+  /** claim_intent's reply as an outcome. */
+  claimOutcome(record: IntentRecord, [code, payload]: ClaimReply): ClaimOutcome {
     const id = record.result.interaction_id;
     const key = this.key(id);
-    const [code, payload] = (await CLAIM.run(
-      this.redis,
-      [key, this.suppressKey(id)],
-      [
-        record.job,
-        opts.suppressedUntil?.toISOString() ?? "",
-        String(Math.max(1, Math.ceil(opts.ttlS))),
-        "result",
-        JSON.stringify(record.result),
-        "draft",
-        record.draft ? JSON.stringify(record.draft) : "",
-        "follow_up",
-        record.follow_up ? JSON.stringify(record.follow_up) : "",
-        "decided_at",
-        record.decided_at,
-      ],
-    )) as [number, string[] | string | undefined];
     if (code === 1) return { outcome: "claimed", record, effects: EffectLog.fresh(this.redis, key) };
     if (code === 3) return { outcome: "suppressed", until: new Date(String(payload)) };
     const hash = hashFromReply(payload as string[]);
@@ -125,7 +155,7 @@ export class IntentStore {
     await this.redis.del(this.markKey(name));
   }
 
-  private markKey(name: string): string {
+  markKey(name: string): string {
     return `${this.base}:mark:${name}`;
   }
 
