@@ -2,6 +2,7 @@
 // the timing: at once, after the first finished, and after its job was removed by retention.
 import { describe, expect, it } from "vitest";
 import { MargotIntentResult } from "../../../src/margot/contract.js";
+import { enqueueResearchCompletion } from "../../../queues/margot-intent.js";
 import { lastJsonLine, runCli } from "../../helpers/cli.js";
 import { ACTION_BODY, INFORMATIONAL_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
@@ -77,5 +78,21 @@ describe("one interaction, one decision", () => {
     const again = await s.submit(expired);
     expect(again).toMatchObject({ status: "duplicate", current_state: "expired" });
     expect(again.skipped_reason).toMatch(/it is now expired by timer/);
+  });
+
+  it("a job claimed by the previous version (the draft copied into its intent record, not created yet) resumes and posts that draft", async () => {
+    const c = s.completion(ACTION_BODY);
+    const { jobId } = await enqueueResearchCompletion(s.queue, c);
+    const job = (await s.queue.getJob(jobId))!;
+    // What the previous version's claim left when its worker died before creating the draft.
+    const draftId = "d-0123456789ab";
+    const result = { interaction_id: c.interaction_id, classification: "action_shaped", confidence: 0.9, action_summary: "Replace the retry loop", target_repo: null, draft_id: draftId, skipped_reason: null, status: "drafted", reason: null };
+    const draft = { id: draftId, interaction_id: c.interaction_id, title: "Replace the retry loop", body: "the reviewed body", ticket: {}, target_repo: null, project: null, classification: "action_shaped", confidence: 0.9, channel: "local", created_at: new Date().toISOString() };
+    await s.redis.hset(`${s.prefix}:margot:intent:${c.interaction_id}`, "job", `${job.id}@${job.timestamp}`, "result", JSON.stringify(result), "draft", JSON.stringify(draft), "follow_up", "", "decided_at", new Date().toISOString());
+    await s.worker(s.localEnv());
+    expect(await s.waitJob(jobId)).toMatchObject({ status: "drafted", draft_id: draftId });
+    expect(await s.draft(draftId)).toMatchObject({ state: "posted", title: "Replace the retry loop", body: "the reviewed body" });
+    expect(s.auditTypes(c.interaction_id)).toEqual(["margot_intent_classified", "margot_intent_drafted"]);
+    expect(s.ledgerRows(c.interaction_id).map((r) => r.outcome)).toEqual(["drafted"]);
   });
 });
