@@ -2,6 +2,7 @@
 // `fx:<name>` in the record's hash as soon as it succeeded, so a retry after a crash repeats at most the
 // effects whose mark was not written yet, never skips one. The effects of one step run together; nobody
 // waits for a mark (ADR 0025).
+import { coalesceWrites } from "../redis/coalesce-writes.js";
 import type { RedisClient } from "../redis/connect.js";
 
 export type Effect = readonly [name: string, run: () => Promise<unknown>];
@@ -75,6 +76,7 @@ export class EffectLog {
     this.unsent.push(name);
     if (this.unsent.length > 1) return;
     queueMicrotask(() => {
+      coalesceWrites(this.redis);
       const at = new Date().toISOString();
       const pairs = this.unsent.splice(0).flatMap((n) => [`${FIELD}${n}`, at]);
       this.sent = this.redis.hset(this.key, ...pairs).catch(() => {});
