@@ -115,11 +115,35 @@ function isActionOnObject(text: string, start: number, end: number): boolean {
   return true;
 }
 
+const needles = new Map<string, string>();
+
+/** A literal every match of the verb's pattern holds: what all forms of its first word begin with. */
+function verbNeedle(verb: string): string {
+  let needle = needles.get(verb);
+  if (needle === undefined) {
+    const first = verb.trim().toLowerCase().split(/\s+/)[0] ?? "";
+    const forms = /^[a-z]+$/.test(first) ? inflections(first) : [first];
+    needle = forms.reduce((prefix, form) => {
+      let i = 0;
+      while (i < prefix.length && prefix[i] === form[i]) i++;
+      return prefix.slice(0, i);
+    });
+    needles.set(verb, needle);
+  }
+  return needle;
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+
 /** The destructive verbs (as listed in `verbs`) used as actions in `text`, in list order, each once. */
 export function destructiveVerbsIn(text: string, verbs: readonly string[] = DEFAULT_DESTRUCTIVE_VERBS): string[] {
   const found: string[] = [];
+  // A pattern runs only where its needle occurs (verbNeedle). Lower-casing is exact case folding for ASCII
+  // text only ("ſ" matches "s" case-insensitively), so other texts run every pattern.
+  const lower = ASCII.test(text) ? text.toLowerCase() : null;
   for (const verb of verbs) {
     if (verb.trim() === "" || found.includes(verb)) continue;
+    if (lower !== null && !lower.includes(verbNeedle(verb))) continue;
     if (!/^[a-z]+$/i.test(verb.trim())) {
       if (verbPattern(verb).test(text)) found.push(verb);
       continue;

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_DESTRUCTIVE_VERBS, destructiveVerbsIn, parseDestructiveVerbs } from "../../../src/margot/destructive.js";
 
@@ -85,5 +86,22 @@ describe("destructive verbs are judged as actions on an object, not as words", (
 
   it("phrases always count: rm -rf, force push, reset --hard, remove all", () => {
     expect(destructiveVerbsIn("run rm -rf on it, force-push, git reset --hard, remove all rows")).toEqual(["remove all", "rm -rf", "force push", "reset --hard"]);
+  });
+
+  it("skipping the patterns whose words do not occur changes no answer: every fixture body, read with and without the skip", () => {
+    const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../fixtures/margot/${name}`, import.meta.url), "utf8")) as { samples: { body: string }[]; follow_ups?: { body: string }[] };
+    const bodies = ["labelled.json", "held-out.json", "smoke.json"].flatMap((f) => {
+      const d = fixture(f);
+      return [...d.samples, ...(d.follow_ups ?? [])].map((s) => s.body);
+    });
+    const withVerbs = [...bodies, ...DEFAULT_DESTRUCTIVE_VERBS.flatMap((v) => [`We should ${v} the old table.`, `The rate ${v}s from 8 %.`, `a sharp ${v}`, `${v.toUpperCase()} IT NOW`])];
+    let found = 0;
+    for (const body of withVerbs) {
+      // A non-ASCII letter that is no verb's start makes the function run every pattern: the reference.
+      const reference = destructiveVerbsIn(`ſ ${body}`);
+      expect(destructiveVerbsIn(body), body).toEqual(reference);
+      found += reference.length;
+    }
+    expect(found).toBeGreaterThan(DEFAULT_DESTRUCTIVE_VERBS.length);
   });
 });
