@@ -34,6 +34,21 @@ async function verify(...paths: string[]): Promise<{ code: number | null; out: s
 const lines = () => readFileSync(path, "utf8").split("\n").filter(Boolean);
 const setLines = (l: readonly string[]) => writeFileSync(path, `${l.join("\n")}\n`);
 
+describe("audit rows are redacted", () => {
+  it("a secret in any string, nested ones included, is masked; a row with none is written as given", async () => {
+    const audit = new AuditLog(path, createRedactor());
+    await audit.emit({ type: "sandcastle_run_started", run_id: "r1", agent: "script", sandbox: "none", branch: "agent/ghp_0123456789abcdefghijklmnopqrstuvwxyzAB" });
+    await audit.emit({ type: "sandcastle_run_failed", run_id: "r2", failure_reason: "env_unresolved", exit_code: null, missing_vars: ["PLAIN", "DB_PASSWORD=hunter2hunter2"] });
+    await audit.emit({ type: "sandcastle_run_started", run_id: "r3", agent: "script", sandbox: "none", branch: "agent/plain-branch" });
+    await audit.close();
+    const rows = lines().map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(rows[0]!.branch).toBe("agent/[REDACTED:github]");
+    expect(JSON.stringify(rows[1])).not.toContain("hunter2");
+    expect(rows[1]!.missing_vars).toEqual(["PLAIN", "***=[REDACTED]"]);
+    expect(rows[2]).toMatchObject({ run_id: "r3", agent: "script", sandbox: "none", branch: "agent/plain-branch" });
+  });
+});
+
 describe("the audit hash chain", () => {
   it("each row carries seq and the hash of the row before it; verify (AUDIT_LOG_PATH by default) says intact, exit 0", async () => {
     await write(path, ["r1", "r2", "r3"]);
