@@ -16,7 +16,7 @@ export type KillSwitchState = z.infer<typeof KillSwitchState>;
 
 const Stored = z.object({ on: z.boolean(), at: z.string(), by: z.string() });
 
-/** Whether the switch's Redis value says on (what `state().redis` answers; unreadable: off, as a missing value). */
+/** Whether the switch's Redis value says on: `state().redis` for a readable value; an unreadable one is off here, as a missing one. */
 export function storedIsOn(raw: string | null): boolean {
   if (raw === null) return false;
   try {

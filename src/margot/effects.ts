@@ -1,7 +1,7 @@
 // Effects done once per record (ADR 0004): each effect (an audit row, a ledger row, a notice) is marked
 // `fx:<name>` in the record's hash as soon as it succeeded, so a retry after a crash repeats at most the
 // effects whose mark was not written yet, never skips one. The effects of one step run together; nobody
-// waits for a mark (ADR 0025).
+// waits for a mark (ADR 0025), and the marks of one turn leave in one write to the socket (ADR 0026).
 import { coalesceWrites } from "../redis/coalesce-writes.js";
 import type { RedisClient } from "../redis/connect.js";
 
