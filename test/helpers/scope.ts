@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { inject } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, inject } from "vitest";
 import type { RedisBackend } from "./redis-backend.js";
 
 export type { RedisBackend };
@@ -15,6 +15,29 @@ export function redisUrl(): string {
 
 export function uniquePrefix(): string {
   return `{scqt-${randomBytes(5).toString("hex")}}`;
+}
+
+/** For a describe block: one connection to the tests' Redis, and a fresh prefix per test whose keys are deleted after it. */
+export function useRedisPrefix(): { readonly redis: Redis; readonly prefix: string } {
+  let redis: Redis | null = null;
+  let prefix = "";
+  beforeAll(() => {
+    redis = new Redis(redisUrl());
+  });
+  afterAll(() => redis?.disconnect());
+  beforeEach(() => {
+    prefix = uniquePrefix();
+  });
+  afterEach(() => deletePrefix(redisUrl(), prefix));
+  return {
+    get redis() {
+      if (!redis) throw new Error("useRedisPrefix: the connection exists only inside the describe block's tests");
+      return redis;
+    },
+    get prefix() {
+      return prefix;
+    },
+  };
 }
 
 export function tempDir(label = "scq"): { path: string; remove(): void } {

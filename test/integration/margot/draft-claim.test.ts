@@ -4,34 +4,24 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KillSwitch, storedIsOn } from "../../../src/control/kill-switch.js";
 import { DraftClaim } from "../../../src/margot/draft-claim.js";
 import { DraftStore, type NewDraft } from "../../../src/margot/drafts.js";
 import { IntentStore, type IntentRecord } from "../../../src/margot/intents.js";
 import { DraftRateLimit } from "../../../src/margot/rate-limit.js";
-import { deletePrefix, redisUrl, uniquePrefix } from "../../helpers/scope.js";
+import { useRedisPrefix } from "../../helpers/scope.js";
 
 describe("DraftClaim (Lua, real Redis)", () => {
-  let redis: Redis;
-  let prefix: string;
+  const scope = useRedisPrefix();
   let dir: string;
-  beforeAll(() => {
-    redis = new Redis(redisUrl());
-  });
-  afterAll(() => redis.disconnect());
   beforeEach(() => {
-    prefix = uniquePrefix();
     dir = mkdtempSync(join(tmpdir(), "scq-draft-claim-"));
   });
-  afterEach(async () => {
-    rmSync(dir, { recursive: true, force: true });
-    await deletePrefix(redisUrl(), prefix);
-  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   const rig = (max = 5, switchFile?: string) => {
-    const deps = { intents: new IntentStore(redis, prefix), drafts: new DraftStore(redis, prefix), rateLimit: new DraftRateLimit(redis, prefix, max, 60_000), killSwitch: new KillSwitch(redis, prefix, switchFile) };
+    const deps = { intents: new IntentStore(scope.redis, scope.prefix), drafts: new DraftStore(scope.redis, scope.prefix), rateLimit: new DraftRateLimit(scope.redis, scope.prefix, max, 60_000), killSwitch: new KillSwitch(scope.redis, scope.prefix, switchFile) };
     return { ...deps, claim: new DraftClaim(deps) };
   };
   let n = 0;
@@ -65,13 +55,13 @@ describe("DraftClaim (Lua, real Redis)", () => {
     expect(fresh?.begun).toBe(true);
     expect(fresh?.hold).toEqual({ active: false, noticed: false });
     expect(fresh?.stored.draft.state).toBe("posting");
-    const intent = await redis.hgetall(r.intents.key(record.result.interaction_id));
+    const intent = await scope.redis.hgetall(r.intents.key(record.result.interaction_id));
     expect(intent.job).toBe("job-1@1");
     expect(intent.draft).toBeUndefined();
     expect(JSON.parse(intent.result!).draft_id).toBe(draft.id);
-    const stored = await redis.hgetall(r.drafts.key(draft.id));
+    const stored = await scope.redis.hgetall(r.drafts.key(draft.id));
     expect({ state: stored.state, last_token: stored.last_token, title: stored.title }).toEqual({ state: "posting", last_token: "job-1@1", title: draft.title });
-    expect(await redis.zscore(r.drafts.indexKey, draft.id)).not.toBeNull();
+    expect(await scope.redis.zscore(r.drafts.indexKey, draft.id)).not.toBeNull();
     expect(await r.rateLimit.inWindow()).toBe(1);
     // As read back through the store, the draft is what the claim answered.
     expect((await r.drafts.get(draft.id))).toEqual(fresh?.stored.draft);
@@ -88,7 +78,7 @@ describe("DraftClaim (Lua, real Redis)", () => {
     const other = await r.claim.claim({ ...decision("job-3@1").record, result: record.result }, draft, opts, "job-3@1", Date.now());
     expect(other.claim.outcome).toBe("taken");
     expect(other.fresh).toBeNull();
-    expect(await redis.exists(r.drafts.key(again.draft.id))).toBe(0);
+    expect(await scope.redis.exists(r.drafts.key(again.draft.id))).toBe(0);
     expect(await r.rateLimit.inWindow()).toBe(1);
   });
 
@@ -100,7 +90,7 @@ describe("DraftClaim (Lua, real Redis)", () => {
     const { fresh } = await r.claim.claim(second.record, second.draft, opts, "job-5@1", Date.now());
     expect(fresh?.decision).toMatchObject({ granted: false, number: 2 });
     expect(fresh?.begun).toBe(false);
-    expect(await redis.hget(r.drafts.key(second.draft.id), "state")).toBe("pending");
+    expect(await scope.redis.hget(r.drafts.key(second.draft.id), "state")).toBe("pending");
   });
 
   it("reads the kill switch as storedIsOn does, for every shape of its value, and begins nothing while it is on", async () => {
@@ -115,8 +105,8 @@ describe("DraftClaim (Lua, real Redis)", () => {
     ];
     for (const value of values) {
       const r = rig(1000);
-      if (value === null) await redis.del(r.killSwitch.key);
-      else await redis.set(r.killSwitch.key, value);
+      if (value === null) await scope.redis.del(r.killSwitch.key);
+      else await scope.redis.set(r.killSwitch.key, value);
       const { record, draft } = decision(`job-ks-${n}@1`);
       const { fresh } = await r.claim.claim(record, draft, opts, record.job, Date.now());
       const on = storedIsOn(value);
@@ -125,7 +115,7 @@ describe("DraftClaim (Lua, real Redis)", () => {
     // Both readings say on for the switch as KillSwitch writes it.
     const r = rig();
     await r.killSwitch.set(true, "test");
-    expect(storedIsOn(await redis.get(r.killSwitch.key))).toBe(true);
+    expect(storedIsOn(await scope.redis.get(r.killSwitch.key))).toBe(true);
   });
 
   it("the file switch holds too: nothing begun, the hold says active", async () => {
@@ -136,6 +126,6 @@ describe("DraftClaim (Lua, real Redis)", () => {
     const { fresh } = await r.claim.claim(record, draft, opts, "job-6@1", Date.now());
     expect(fresh?.hold.active).toBe(true);
     expect(fresh?.begun).toBe(false);
-    expect(await redis.hget(r.drafts.key(draft.id), "state")).toBe("pending");
+    expect(await scope.redis.hget(r.drafts.key(draft.id), "state")).toBe("pending");
   });
 });

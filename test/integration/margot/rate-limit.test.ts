@@ -1,29 +1,20 @@
 // The rate limit: exact under concurrency (one Lua script), rolling, fair, idempotent per draft;
 // and two worker processes racing never post a 6th draft inside a window.
 import { Redis } from "ioredis";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DraftRateLimit } from "../../../src/margot/rate-limit.js";
 import { lastJsonLine, runCli, waitFor } from "../../helpers/cli.js";
 import { ACTION_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
-import { deletePrefix, redisUrl, uniquePrefix } from "../../helpers/scope.js";
+import { redisUrl, useRedisPrefix } from "../../helpers/scope.js";
 
 describe("DraftRateLimit (Lua, real Redis)", () => {
-  let redis: Redis;
-  let prefix: string;
-  beforeAll(() => {
-    redis = new Redis(redisUrl());
-  });
-  afterAll(() => redis.disconnect());
-  beforeEach(() => {
-    prefix = uniquePrefix();
-  });
-  afterEach(() => deletePrefix(redisUrl(), prefix));
+  const scope = useRedisPrefix();
 
   it("50 concurrent acquires from 5 connections: exactly 5 granted; the rest queued 6..50 with release times in order", async () => {
     const conns = Array.from({ length: 5 }, () => new Redis(redisUrl()));
     try {
       const now = Date.now();
-      const decisions = await Promise.all(Array.from({ length: 50 }, (_, i) => new DraftRateLimit(conns[i % 5]!, prefix, 5, 60_000).acquire(`d-${i}`, now + i)));
+      const decisions = await Promise.all(Array.from({ length: 50 }, (_, i) => new DraftRateLimit(conns[i % 5]!, scope.prefix, 5, 60_000).acquire(`d-${i}`, now + i)));
       expect(decisions.filter((d) => d.granted)).toHaveLength(5);
       const queued = decisions.filter((d) => !d.granted) as Array<{ number: number; releaseAt: number }>;
       expect(queued.map((d) => d.number).sort((a, b) => a - b)).toEqual(Array.from({ length: 45 }, (_, i) => i + 6));
@@ -40,7 +31,7 @@ describe("DraftRateLimit (Lua, real Redis)", () => {
   });
 
   it("rolling window, idempotent per draft, and fair: a queued draft gets the freed slot before a newer one", async () => {
-    const limit = new DraftRateLimit(redis, prefix, 2, 1000);
+    const limit = new DraftRateLimit(scope.redis, scope.prefix, 2, 1000);
     const t0 = 1_000_000;
     expect(await limit.acquire("a", t0)).toEqual({ granted: true, number: 1 });
     expect(await limit.acquire("b", t0 + 100)).toEqual({ granted: true, number: 2 });
