@@ -6,6 +6,7 @@ import { destructiveVerbsIn } from "./destructive.js";
 import { extractAction, type ExtractedAction } from "./extract.js";
 import type { Project } from "./projects.js";
 import { readingSteps } from "./reading.js";
+import { runSteps } from "./text-slices.js";
 
 export interface Assessment {
   readonly classification: ClassifyResult;
@@ -37,6 +38,5 @@ export function* assessmentSteps(text: string, options: AssessOptions): Generato
 }
 
 export function assess(text: string, options: AssessOptions): Assessment {
-  const run = assessmentSteps(text, options);
-  for (let next = run.next(); ; next = run.next()) if (next.done) return next.value;
+  return runSteps(assessmentSteps(text, options));
 }

@@ -5,7 +5,7 @@ import { assessmentSteps, type Assessment, type AssessOptions } from "./assess.j
 import { FOLLOW_UP_REQUEST_MAX } from "./follow-ups.js";
 import type { OutboundText } from "./outbound.js";
 import type { Project } from "./projects.js";
-import { SLICE_MS, yieldToEventLoop, type Pause } from "./text-slices.js";
+import { runSteps, SLICE_MS, yieldToEventLoop, type Pause } from "./text-slices.js";
 
 /** The parts of an action-shaped completion that a draft shows, each redacted (secrets, then PII). */
 export interface ShownAction {
@@ -75,6 +75,5 @@ export async function prepareInSlices(input: PrepareInput, destructiveVerbs: rea
 
 /** The steps in one go (tests, and what the sliced version must equal). */
 export function prepareNow(input: PrepareInput, destructiveVerbs: readonly string[], text: OutboundText): PreparedCompletion {
-  const run = preparationSteps(input, destructiveVerbs, text);
-  for (let next = run.next(); ; next = run.next()) if (next.done) return next.value;
+  return runSteps(preparationSteps(input, destructiveVerbs, text));
 }

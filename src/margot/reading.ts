@@ -1,7 +1,7 @@
 // One reading of a Margot research body: normalised once, cut into sentences once, each sentence
 // read once for the cues `classify` weighs and `extract` draws from (directive, governed verb,
 // surfaces, outcomes, hedges, negations, questions, …). Pure; see classify.ts for what the cues mean.
-import { SLICE_MS } from "./text-slices.js";
+import { runSteps, SLICE_MS } from "./text-slices.js";
 import { ACTION_VERBS, NOUN_LIKE_VERBS, RESEARCH_VERBS, DEFERRAL_VERBS, IRREGULAR_PARTICIPLES, SKIPPABLE_ADVERBS, STRONG_SUBJECTS, SURFACE_NOUNS, STOPWORD_MODIFIERS, FRAMEWORK_DOT_JS, FUNCTION_WORDS } from "./lexicon.js";
 
 export type DirectiveStrength = "strong" | "medium";
@@ -783,7 +783,6 @@ export function* readingSteps(text: string): Generator<void, ResearchReading> {
 
 /** The reading in one go (short texts, the CLI, tests). */
 export function readResearch(text: string): ResearchReading {
-  const steps = readingSteps(text);
-  for (let next = steps.next(); ; next = steps.next()) if (next.done) return next.value;
+  return runSteps(readingSteps(text));
 }
 

@@ -12,6 +12,11 @@ export type Pause = () => Promise<void>;
 /** One slice of CPU per step; other jobs (lock renewals among them) run in between. */
 export const yieldToEventLoop: Pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Steps (a generator whose `yield`s are where work may pause) run to the end without pausing. */
+export function runSteps<T>(steps: Generator<void, T>): T {
+  for (let next = steps.next(); ; next = steps.next()) if (next.done) return next.value;
+}
+
 /** About 20 ms of redaction per slice on a quiet machine. */
 export const REDACTION_SLICE_CHARS = 64 * 1024;
 
