@@ -172,7 +172,8 @@ export class CompletionFlow {
       if (await this.poster.held(hold)) {
         // Kill switch on: the draft waits as queued and posts when it goes off.
         const at = this.now() + this.poster.holdRecheckMs;
-        await drafts.transition(id, { token, from: begun ? ["posting"] : ["pending"], to: "queued", set: { queued_at: iso(this.now()), release_at: iso(at), draft_number: decision?.number ?? null } });
+        // Still pending: the draft claim begins a draft only while the switch is off (the same reading as `hold`).
+        await drafts.transition(id, { token, from: ["pending"], to: "queued", set: { queued_at: iso(this.now()), release_at: iso(at), draft_number: decision?.number ?? null } });
         await timers.scheduleHold(id, at);
         return { ...result, skipped_reason: `the kill switch is on: draft ${id} waits and is posted when it goes off` };
       }
