@@ -100,7 +100,7 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
       case MARGOT_JOBS.researchCompleted: {
         const completion = parse(MargotResearchCompletion, job, "completion");
         const result = await bridge.processCompletion(completion, `${id}@${job.timestamp}`);
-        jobLogger(log, { queue: MARGOT_INTENT_QUEUE, jobId: id }).info({ interaction_id: completion.interaction_id, status: result.status, reason: result.reason, draft_id: result.draft_id }, "margot intent decided");
+        if (log.isLevelEnabled("info")) jobLogger(log, { queue: MARGOT_INTENT_QUEUE, jobId: id }).info({ interaction_id: completion.interaction_id, status: result.status, reason: result.reason, draft_id: result.draft_id }, "margot intent decided");
         return result;
       }
       case MARGOT_JOBS.draftReaction: {

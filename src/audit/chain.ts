@@ -51,14 +51,15 @@ export function readHead(path: string): ChainHead | null {
 
 /**
  * Appends chained rows to one JSONL file. Every append is one short synchronous turn under the lock:
- * read the head, write the lines, move the head. The file is reopened when it was rotated away.
+ * read the head (unless the file ends where this writer left it), write the lines, move the head. The
+ * file is reopened when it was rotated away.
  */
 export class ChainedLog {
   private db: DatabaseSync | null = null;
   private statements: { head: StatementSync; move: StatementSync } | null = null;
   private fd: number | null = null;
   private ino = 0;
-  /** What this writer left after its last turn: when head and size are still that, nobody wrote since. */
+  /** What this writer left after its last turn: while the file (same inode) still ends there, nobody wrote since and the head is this one. */
   private mine: { seq: number; hash: string; size: number } | null = null;
 
   constructor(readonly path: string) {}
@@ -86,10 +87,10 @@ export class ChainedLog {
     db.exec("BEGIN IMMEDIATE");
     try {
       const fd = this.file();
-      const recorded = (statements.head.get() as ChainHead | undefined) ?? { seq: 0, hash: GENESIS };
       const size = fstatSync(fd).size;
       const mine = this.mine;
-      let head = mine && mine.seq === recorded.seq && mine.hash === recorded.hash && mine.size === size ? recorded : this.recover(fd, size, recorded);
+      // The file as this writer left it (same inode, same size): nobody wrote since, so the head is ours.
+      let head: ChainHead = mine !== null && mine.size === size ? mine : this.recover(fd, size, (statements.head.get() as ChainHead | undefined) ?? { seq: 0, hash: GENESIS });
       let text = "";
       for (const fields of rows) {
         const line = JSON.stringify({ ...fields, seq: head.seq + 1, prev: head.hash });
@@ -98,11 +99,12 @@ export class ChainedLog {
       }
       this.mine = null;
       progress.wrote = true;
-      writeAll(fd, Buffer.from(text, "utf8"));
+      const data = Buffer.from(text, "utf8");
+      writeAll(fd, data);
       if (opts.fsync) fsyncSync(fd);
       statements.move.run(head.seq, head.hash);
       db.exec("COMMIT");
-      this.mine = { seq: head.seq, hash: head.hash, size: fstatSync(fd).size };
+      this.mine = { seq: head.seq, hash: head.hash, size: size + data.length };
     } catch (err) {
       this.mine = null;
       if (db.isTransaction) db.exec("ROLLBACK");

@@ -2,6 +2,7 @@
 // something needs more confidence (≥ 0.90 instead of 0.75) before it may
 // become a draft. This module only finds the verbs; the rule lives with the
 // other bridge rules.
+import { foldableLower } from "./token-matches.js";
 
 /** Confidence a destructive proposal needs before it may be drafted. */
 export const DESTRUCTIVE_CONFIDENCE_FLOOR = 0.9;
@@ -60,19 +61,6 @@ function inflections(word: string): string[] {
   return [...forms];
 }
 
-const patterns = new Map<string, RegExp>();
-
-/** Compiled once per verb and flags: the list is fixed for a process, the texts are many. */
-function verbPattern(verb: string, flags = "iu"): RegExp {
-  const key = `${flags} ${verb}`;
-  let pattern = patterns.get(key);
-  if (!pattern) {
-    pattern = compileVerbPattern(verb, flags);
-    patterns.set(key, pattern);
-  }
-  return pattern;
-}
-
 function compileVerbPattern(verb: string, flags: string): RegExp {
   const parts = verb.trim().toLowerCase().split(/\s+/);
   const body = parts
@@ -115,42 +103,63 @@ function isActionOnObject(text: string, start: number, end: number): boolean {
   return true;
 }
 
-const needles = new Map<string, string>();
-
 /** A literal every match of the verb's pattern holds: what all forms of its first word begin with. */
 function verbNeedle(verb: string): string {
-  let needle = needles.get(verb);
-  if (needle === undefined) {
-    const first = verb.trim().toLowerCase().split(/\s+/)[0] ?? "";
-    const forms = /^[a-z]+$/.test(first) ? inflections(first) : [first];
-    needle = forms.reduce((prefix, form) => {
-      let i = 0;
-      while (i < prefix.length && prefix[i] === form[i]) i++;
-      return prefix.slice(0, i);
-    });
-    needles.set(verb, needle);
-  }
-  return needle;
+  const first = verb.trim().toLowerCase().split(/\s+/)[0] ?? "";
+  const forms = /^[a-z]+$/.test(first) ? inflections(first) : [first];
+  return forms.reduce((prefix, form) => {
+    let i = 0;
+    while (i < prefix.length && prefix[i] === form[i]) i++;
+    return prefix.slice(0, i);
+  });
 }
 
-const ASCII = /^[\x00-\x7f]*$/;
+/** What a verb of the list is checked with, worked out once per list. */
+interface VerbCheck {
+  readonly verb: string;
+  /** Lower-case ASCII that every match holds; null: the pattern runs on every text (see foldableLower). */
+  readonly needle: string | null;
+  /** A single word (judged as an action on an object, "giu"); else a phrase, which always counts ("iu"). */
+  readonly word: boolean;
+  readonly pattern: RegExp;
+}
+
+/** Needles lower-casing finds exactly (see foldableLower). */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+const plans = new WeakMap<readonly string[], readonly VerbCheck[]>();
+
+/** The checks of a list: the list is fixed for a process (config), the texts are many. */
+function planOf(verbs: readonly string[]): readonly VerbCheck[] {
+  let plan = plans.get(verbs);
+  if (!plan) {
+    const checks: VerbCheck[] = [];
+    for (const verb of verbs) {
+      if (verb.trim() === "" || checks.some((c) => c.verb === verb)) continue;
+      const needle = verbNeedle(verb);
+      const word = /^[a-z]+$/i.test(verb.trim());
+      checks.push({ verb, needle: PRINTABLE_ASCII.test(needle) ? needle : null, word, pattern: compileVerbPattern(verb, word ? "giu" : "iu") });
+    }
+    plan = checks;
+    plans.set(verbs, plan);
+  }
+  return plan;
+}
 
 /** The destructive verbs (as listed in `verbs`) used as actions in `text`, in list order, each once. */
 export function destructiveVerbsIn(text: string, verbs: readonly string[] = DEFAULT_DESTRUCTIVE_VERBS): string[] {
   const found: string[] = [];
-  // A pattern runs only where its needle occurs (verbNeedle). Lower-casing is exact case folding for ASCII
-  // text only ("ſ" matches "s" case-insensitively), so other texts run every pattern.
-  const lower = ASCII.test(text) ? text.toLowerCase() : null;
-  for (const verb of verbs) {
-    if (verb.trim() === "" || found.includes(verb)) continue;
-    if (lower !== null && !lower.includes(verbNeedle(verb))) continue;
-    if (!/^[a-z]+$/i.test(verb.trim())) {
-      if (verbPattern(verb).test(text)) found.push(verb);
+  // A pattern runs only where its needle occurs; a text lower-casing cannot search that way runs every pattern.
+  const lower = foldableLower(text);
+  for (const { verb, needle, word, pattern } of planOf(verbs)) {
+    if (lower !== null && needle !== null && !lower.includes(needle)) continue;
+    if (!word) {
+      if (pattern.test(text)) found.push(verb);
       continue;
     }
-    for (const match of text.matchAll(verbPattern(verb, "giu"))) {
-      const start = match.index;
-      if (isActionOnObject(text, start, start + match[0].length)) {
+    pattern.lastIndex = 0;
+    for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+      if (isActionOnObject(text, match.index, match.index + match[0].length)) {
         found.push(verb);
         break;
       }

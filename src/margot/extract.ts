@@ -3,6 +3,7 @@
 import { baseVerb, readResearch, type ResearchReading, type SentenceReading } from "./reading.js";
 import type { ComplexityTier } from "./contract.js";
 import { findProjectByRepo, projectSpellings, REPO_PATTERN, type Project } from "./projects.js";
+import { foldableLower, matchesWithin } from "./token-matches.js";
 
 export type TargetSource = "explicit_repo" | "project_mention";
 
@@ -39,7 +40,9 @@ export const BRANCH_MAX_LENGTH = 60;
 // ---------------------------------------------------------------- target repo
 
 const GITHUB_URL = /github\.com\/([A-Za-z0-9-]{1,39})\/([A-Za-z0-9._-]{1,100})/gi;
+const GITHUB_HOST = /github\.com/i;
 const SLASH_PAIR = /(?<![\w@./:-])`?([A-Za-z0-9][A-Za-z0-9-]{0,38})\/([A-Za-z0-9._-]{1,100})`?(?![\w/-])/g;
+const SLASH = /\//g;
 
 /** Path roots and package scopes that look like owners but are not. */
 const NOT_AN_OWNER = new Set([
@@ -69,9 +72,9 @@ function explicitRepoMentions(text: string, projects: readonly Project[]): RepoM
     const canonical = findProjectByRepo(projects, clean)?.repo ?? clean;
     found.push({ repo: canonical, index });
   };
-  for (const m of text.matchAll(GITHUB_URL)) push(`${m[1]}/${m[2]}`, m.index ?? 0);
+  if (GITHUB_HOST.test(text)) for (const m of text.matchAll(GITHUB_URL)) push(`${m[1]}/${m[2]}`, m.index ?? 0);
   const owners = new Set(projects.map((p) => p.repo.split("/")[0]?.toLowerCase()));
-  for (const m of text.matchAll(SLASH_PAIR)) {
+  for (const m of matchesWithin(SLASH_PAIR, text, SLASH)) {
     const owner = m[1] ?? "";
     const name = (m[2] ?? "").replace(/\.+$/, "");
     const index = m.index ?? 0;
@@ -103,28 +106,36 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-const spellingPatterns = new Map<string, RegExp>();
-
-/** A project spelling as a pattern, compiled once: the projects are few, the texts many. */
-function spellingPattern(spelling: string): RegExp {
-  let pattern = spellingPatterns.get(spelling);
-  if (!pattern) {
-    // "Pi-Dev-Ops" also matches "pi dev ops" and "PiDevOps".
-    const body = escapeRegExp(spelling).replace(/[ -]+/g, "[\\s-]?");
-    pattern = new RegExp(`(?<![\\p{L}\\p{N}_/-])${body}(?![\\p{L}\\p{N}_-])`, "giu");
-    spellingPatterns.set(spelling, pattern);
-  }
-  return pattern;
+interface Spelling {
+  readonly pattern: RegExp;
+  /** The longest part every match holds, lower case, when it is ASCII (see foldableLower); else null. */
+  readonly part: string | null;
 }
 
-function mentionsProject(text: string, project: Project): number {
-  let count = 0;
-  for (const spelling of projectSpellings(project)) {
-    const pattern = spellingPattern(spelling);
-    pattern.lastIndex = 0;
-    while (pattern.exec(text) !== null) count++;
+const spellings = new Map<string, Spelling>();
+
+/** A project spelling as a pattern, compiled once: the projects are few, the texts many. */
+function spellingOf(spelling: string): Spelling {
+  let compiled = spellings.get(spelling);
+  if (!compiled) {
+    // "Pi-Dev-Ops" also matches "pi dev ops" and "PiDevOps".
+    const body = escapeRegExp(spelling).replace(/[ -]+/g, "[\\s-]?");
+    const part = spelling.toLowerCase().split(/[ -]+/).reduce((a, b) => (b.length > a.length ? b : a), "");
+    compiled = { pattern: new RegExp(`(?<![\\p{L}\\p{N}_/-])${body}(?![\\p{L}\\p{N}_-])`, "giu"), part: /^[\x20-\x7e]+$/.test(part) ? part : null };
+    spellings.set(spelling, compiled);
   }
-  return count;
+  return compiled;
+}
+
+/** Whether the text names the project. `lower`: the text as foldableLower gives it (spellings whose part it lacks are not tried). */
+function mentionsProject(text: string, lower: string | null, project: Project): boolean {
+  for (const spelling of projectSpellings(project)) {
+    const { pattern, part } = spellingOf(spelling);
+    if (lower !== null && part !== null && !lower.includes(part)) continue;
+    pattern.lastIndex = 0;
+    if (pattern.test(text)) return true;
+  }
+  return false;
 }
 
 function distinct(list: readonly string[]): string[] {
@@ -161,8 +172,10 @@ export function detectTargetRepo(
     return { target_repo: null, project: null, source: null, candidates: explicitInAction.length > 1 ? explicitInAction : explicitAll };
   }
 
-  const inAction = actionSentence ? projects.filter((p) => mentionsProject(actionSentence, p) > 0) : [];
-  const inText = projects.filter((p) => mentionsProject(text, p) > 0);
+  const actionLower = actionSentence ? foldableLower(actionSentence) : null;
+  const inAction = actionSentence ? projects.filter((p) => mentionsProject(actionSentence, actionLower, p)) : [];
+  const textLower = foldableLower(text);
+  const inText = projects.filter((p) => mentionsProject(text, textLower, p));
   if (inAction.length === 1 && inAction[0]) return resolve(inAction[0].repo, "project_mention");
   if (inAction.length === 0 && inText.length === 1 && inText[0]) return resolve(inText[0].repo, "project_mention");
   const candidates = (inAction.length > 1 ? inAction : inText.length > 0 ? inText : projects).map((p) => p.repo);
@@ -317,6 +330,8 @@ export function isSafeBranchName(name: string): boolean {
 const ADVANCED_CUES =
   /\b(?:migrat(?:e|ion)|refactor|rewrite|re-?architect|architecture|schema|backfill|queue|realtime|multi-?tenant|across\s+(?:all|every)|every\s+(?:handler|route|endpoint|table)|history|replace\s+\S+\s+with)\b/i;
 const CODE_PATH = /(?<![\w@])(?:[\w.@[\]-]+\/)+[\w.[\]-]+\.(?:tsx?|jsx?|mjs|cjs|py|swift|kt|java|rb|go|rs|sql|json|ya?ml|toml|css|scss|html|prisma|sh)\b|(?<![\w/.-])[\w-]+\.(?:tsx?|jsx?|swift|py|sql|prisma|kt)\b/g;
+/** The extension every CODE_PATH match ends in. */
+const CODE_EXTENSION = /\.(?:tsx?|jsx?|mjs|cjs|py|swift|kt|java|rb|go|rs|sql|json|ya?ml|toml|css|scss|html|prisma|sh)\b/g;
 
 /**
  * Complexity tier, from the action sentences (directives scoring ≥ 0.5):
@@ -335,7 +350,7 @@ export function estimateSize(reading: ResearchReading): { complexity_tier: Compl
   let tier: ComplexityTier = "basic";
   if ((advanced && (surfaces.length >= 2 || actions.length >= 2)) || surfaces.length >= 5 || actions.length >= 4) tier = "advanced";
   else if (advanced || surfaces.length >= 3 || actions.length >= 2) tier = "detailed";
-  const files = distinct([...reading.prose.matchAll(CODE_PATH)].map((m) => m[0]).filter((f) => !/^(?:next|node)\.js$/i.test(f)));
+  const files = distinct([...matchesWithin(CODE_PATH, reading.prose, CODE_EXTENSION)].map((m) => m[0]).filter((f) => !/^(?:next|node)\.js$/i.test(f)));
   const base = tier === "basic" ? 3 : tier === "detailed" ? 8 : 15;
   return { complexity_tier: tier, max_files: Math.min(40, Math.max(base, files.length * 2)) };
 }

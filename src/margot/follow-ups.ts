@@ -30,7 +30,7 @@ export class FollowUpLog {
 
   async append(request: FollowUpRequest, now = new Date()): Promise<FollowUpRow> {
     const row = FollowUpRow.parse({ ts: now.toISOString(), ...request });
-    await this.appender.append(row, { fsync: true });
+    await this.appender.append(row);
     return row;
   }
 

@@ -1,7 +1,7 @@
 // The Margot intents ledger (MARGOT_LEDGER_PATH, seed: "State files"): one JSON line per outcome,
 // for the lessons engine. Append-only, whole lines even with several writer processes, and durable:
-// an append resolves only after an fsync that began after its write. Concurrent appends share
-// fsyncs (group commit): one fsync per row capped expiries at a few hundred a second.
+// an append resolves only after an fdatasync that began after its write; concurrent appends share
+// them (group commit, jsonl-appender.ts).
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { JsonlAppender, parseJsonl } from "../audit/jsonl-appender.js";
@@ -28,42 +28,16 @@ export type LedgerEntry = Omit<LedgerRow, "ts">;
 
 export class MargotLedger {
   private readonly appender: JsonlAppender;
-  private syncing: Promise<void> | null = null;
-  private nextSync: Promise<void> | null = null;
 
   constructor(readonly path: string) {
     this.appender = new JsonlAppender(path);
   }
 
-  /** Validates, then appends and fsyncs one row; rejects (so the job is not marked done) when the disk refuses. */
+  /** Validates, then appends one row and waits for it to be on disk; rejects (so the job is not marked done) when the disk refuses. */
   async append(entry: LedgerEntry, now = new Date()): Promise<LedgerRow> {
     const row = LedgerRow.parse({ ts: now.toISOString(), ...stripUndefined(entry) });
     await this.appender.append(row);
-    await this.commit();
     return row;
-  }
-
-  /** An fsync that starts after the caller's write: the queued one if there is one, else a new one. */
-  private commit(): Promise<void> {
-    if (this.nextSync) return this.nextSync;
-    if (!this.syncing) return this.startSync();
-    // The running fsync may have begun before our write: ride the next one.
-    this.nextSync = this.syncing.then(
-      () => this.startSync(),
-      () => this.startSync(),
-    );
-    return this.nextSync;
-  }
-
-  private startSync(): Promise<void> {
-    this.nextSync = null;
-    const sync = this.appender.sync();
-    this.syncing = sync;
-    const clear = () => {
-      if (this.syncing === sync) this.syncing = null;
-    };
-    sync.then(clear, clear);
-    return sync;
   }
 
   close(): Promise<void> {

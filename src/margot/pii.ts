@@ -142,19 +142,25 @@ const IPV4 = /(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2
 const VERSION_LEAD = /(?:\bv|\bversion|\bver\.?|\brelease|\bbuild|\bsdk|@)\s*$/i;
 const IPV6_CANDIDATE = /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{0,4}|\d{1,3}(?:\.\d{1,3}){3})(?![\w:])/g;
 
-const PHONES: RegExp[] = [
+/** Each pattern with a literal shape every one of its matches holds (a text without it skips the pattern). */
+const PHONES: ReadonlyArray<{ pattern: RegExp; hint: RegExp }> = [
   // International: +CC then 2–6 groups.
-  /(?<![\w+])\+\d{1,3}(?:[\s.-]?(?:\(\d{1,4}\)|\d{1,4})){2,6}(?!\w)/g,
+  { pattern: /(?<![\w+])\+\d{1,3}(?:[\s.-]?(?:\(\d{1,4}\)|\d{1,4})){2,6}(?!\w)/g, hint: /\+\d/ },
   // US: (555) 123-4567, 555-123-4567, 555.123.4567, 555 123 4567.
-  /(?<![\w.+-])(?:\(\d{3}\)\s?|\d{3}[-.\s])\d{3}[-.\s]\d{4}(?![\w-]|\.\d)/g,
+  { pattern: /(?<![\w.+-])(?:\(\d{3}\)\s?|\d{3}[-.\s])\d{3}[-.\s]\d{4}(?![\w-]|\.\d)/g, hint: /\d{3}[-.\s]\d{4}/ },
   // National with trunk 0: (02) 9876 5432, 0412 345 678, 020 7946 0958.
-  /(?<![\w.+-])(?:\(0\d{1,4}\)\s?\d{3,4}[\s-]?\d{3,4}|0\d{1,4}[\s-]\d{3,4}[\s-]\d{3,4}|04\d{8})(?![\w-]|\.\d)/g,
+  { pattern: /(?<![\w.+-])(?:\(0\d{1,4}\)\s?\d{3,4}[\s-]?\d{3,4}|0\d{1,4}[\s-]\d{3,4}[\s-]\d{3,4}|04\d{8})(?![\w-]|\.\d)/g, hint: /\d{3}[\s-]?\d{3}/ },
   // Australian 1300 / 1800 numbers.
-  /(?<![\w.+-])1[38]00[\s-]?\d{3}[\s-]?\d{3}(?![\w-]|\.\d)/g,
+  { pattern: /(?<![\w.+-])1[38]00[\s-]?\d{3}[\s-]?\d{3}(?![\w-]|\.\d)/g, hint: /\d{3}[\s-]?\d{3}/ },
 ];
 
 function digitCount(s: string): number {
-  return (s.match(/\d/g) ?? []).length;
+  let count = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 48 && c <= 57) count++;
+  }
+  return count;
 }
 
 function escapeRegExp(s: string): string {
@@ -168,8 +174,13 @@ export function redactPii(text: string, config: PiiConfig = {}): PiiRedaction {
   return piiRedactor(config)(text);
 }
 
+/** How a redactor runs: `everyPass` runs each pass without its hint test (the reference the hints must equal). */
+export interface PiiRedactorOptions {
+  readonly everyPass?: boolean;
+}
+
 /** `redactPii` with the config validated and the name patterns compiled once, for many texts. */
-export function piiRedactor(config: PiiConfig = {}): (text: string) => PiiRedaction {
+export function piiRedactor(config: PiiConfig = {}, options: PiiRedactorOptions = {}): (text: string) => PiiRedaction {
   const { internal_hosts, customer_names, vendor_names } = PiiConfig.parse(config);
   // Longest names first across both lists, so "Acme Cloud" (vendor) wins over "Acme" (customer).
   const names = [
@@ -179,15 +190,38 @@ export function piiRedactor(config: PiiConfig = {}): (text: string) => PiiRedact
     .filter((n, i, all) => n.name !== "" && all.findIndex((m) => m.name.toLowerCase() === n.name.toLowerCase()) === i)
     .sort((a, b) => b.name.length - a.name.length)
     .map(({ name, kind }) => ({ kind, pattern: new RegExp(`(?<![\\p{L}\\p{N}_])${name.split(/\s+/).map(escapeRegExp).join("\\s+")}(?![\\p{L}\\p{N}_])`, "giu") }));
-  return (text) => redactWith(text, internal_hosts, names);
+  const settings: PassSettings = { internal_hosts, names, internalHostHint: internalHostHint(internal_hosts), everyPass: options.everyPass === true };
+  return (text) => redactWith(text, settings);
 }
 
-function redactWith(text: string, internal_hosts: readonly string[], names: ReadonlyArray<{ kind: "customer" | "vendor"; pattern: RegExp }>): PiiRedaction {
+interface PassSettings {
+  readonly internal_hosts: readonly string[];
+  readonly names: ReadonlyArray<{ kind: "customer" | "vendor"; pattern: RegExp }>;
+  readonly internalHostHint: RegExp;
+  readonly everyPass: boolean;
+}
+
+/**
+ * What every internal host name holds, in any case: "localhost", ".internal", ".local", or a configured host
+ * (a "*.suffix" pattern: ".suffix"). Only a bare host can be internal without one, as an IP, and the bare-host
+ * pass refuses IPs.
+ */
+function internalHostHint(configured: readonly string[]): RegExp {
+  const literals = ["localhost", ".internal", ".local", ...configured.map((p) => (p.startsWith("*.") ? p.slice(1) : p))];
+  return new RegExp(literals.map((l) => escapeRegExp(l.toLowerCase())).join("|"), "i");
+}
+
+const IPV4_HINT = /\d\.\d/;
+/** Two colons with at most four hex digits between them: what every IPv6 candidate holds. */
+const IPV6_HINT = /:[0-9A-Fa-f]{0,4}:/;
+
+function redactWith(text: string, settings: PassSettings): PiiRedaction {
+  const { internal_hosts, names, internalHostHint, everyPass } = settings;
   const counts: PiiCounts = { email: 0, phone: 0, ip: 0, internal_url: 0, secret: 0, customer: 0, vendor: 0 };
   let out = text;
   // `hint`: what every match holds; a text without it skips the pass (most drafts' fields hold few of them).
   const replace = (pattern: RegExp, kind: PiiKind, accept: (match: string, offset: number, all: string) => string | null, hint?: (text: string) => boolean) => {
-    if (hint && !hint(out)) return;
+    if (hint && !everyPass && !hint(out)) return;
     out = out.replace(pattern, (...args: unknown[]) => {
       const match = args[0] as string;
       const offset = args.find((a, i) => i > 0 && typeof a === "number") as number;
@@ -199,7 +233,7 @@ function redactWith(text: string, internal_hosts: readonly string[], names: Read
   };
 
   // Secrets.
-  if (SECRET_HINT.test(out)) for (const shape of SECRET_SHAPES) replace(shape, "secret", () => PII_TOKENS.secret);
+  if (everyPass || SECRET_HINT.test(out)) for (const shape of SECRET_SHAPES) replace(shape, "secret", () => PII_TOKENS.secret);
   replace(BEARER, "secret", (m) => `${m.split(/\s+/)[0] ?? "Bearer"} ${PII_TOKENS.secret}`, (t) => BEARER_HINT.test(t));
   replace(
     KEY_VALUE,
@@ -241,7 +275,7 @@ function redactWith(text: string, internal_hosts: readonly string[], names: Read
     if (host.toLowerCase() === "localhost" && token === host) return null;
     return isInternalHost(host, internal_hosts) ? `${PII_TOKENS.internal_url}${tail}` : null;
     },
-    (t) => t.includes(".") || /localhost/i.test(t),
+    (t) => internalHostHint.test(t),
   );
 
   // Passwords in URLs that stayed (public hosts).
@@ -252,12 +286,12 @@ function redactWith(text: string, internal_hosts: readonly string[], names: Read
       const parts = new RegExp(URL_PASSWORD.source, "i").exec(m);
       return parts && !parts[2]?.startsWith("[") ? `${parts[1]}${PII_TOKENS.secret}${parts[3]}` : null;
     },
-    hasScheme,
+    (t) => hasScheme(t) && t.includes("@"),
   );
 
   replace(EMAIL, "email", () => PII_TOKENS.email, (t) => t.includes("@"));
 
-  replace(IPV4, "ip", (_m, offset, all) => (VERSION_LEAD.test(all.slice(Math.max(0, offset - 12), offset)) ? null : PII_TOKENS.ip), (t) => t.includes("."));
+  replace(IPV4, "ip", (_m, offset, all) => (VERSION_LEAD.test(all.slice(Math.max(0, offset - 12), offset)) ? null : PII_TOKENS.ip), (t) => IPV4_HINT.test(t));
   replace(
     IPV6_CANDIDATE,
     "ip",
@@ -267,16 +301,21 @@ function redactWith(text: string, internal_hosts: readonly string[], names: Read
     if (!/[a-f]/i.test(m) && !m.includes("::") && m.split(":").length < 4) return null;
     return PII_TOKENS.ip;
     },
-    (t) => t.includes(":"),
+    (t) => IPV6_HINT.test(t),
   );
 
   // A phone number has at least 8 digits: a text with fewer holds none.
-  if (digitCount(out) >= 8) {
-    for (const phone of PHONES) {
-      replace(phone, "phone", (m) => {
-        const digits = digitCount(m);
-        return digits >= 8 && digits <= 15 ? PII_TOKENS.phone : null;
-      });
+  if (everyPass || digitCount(out) >= 8) {
+    for (const { pattern, hint } of PHONES) {
+      replace(
+        pattern,
+        "phone",
+        (m) => {
+          const digits = digitCount(m);
+          return digits >= 8 && digits <= 15 ? PII_TOKENS.phone : null;
+        },
+        (t) => hint.test(t),
+      );
     }
   }
 

@@ -2,6 +2,7 @@
 // read once for the cues `classify` weighs and `extract` draws from (directive, governed verb,
 // surfaces, outcomes, hedges, negations, questions, …). Pure; see classify.ts for what the cues mean.
 import { runSteps, SLICE_MS } from "./text-slices.js";
+import { isSpace } from "./token-matches.js";
 import { ACTION_VERBS, NOUN_LIKE_VERBS, RESEARCH_VERBS, DEFERRAL_VERBS, IRREGULAR_PARTICIPLES, SKIPPABLE_ADVERBS, STRONG_SUBJECTS, SURFACE_NOUNS, STOPWORD_MODIFIERS, FRAMEWORK_DOT_JS, FUNCTION_WORDS } from "./lexicon.js";
 
 export type DirectiveStrength = "strong" | "medium";
@@ -495,12 +496,6 @@ function matchesOf(pattern: RegExp, text: string): RegExpExecArray[] {
   }
   return found;
 }
-
-/** What `\s` matches, by char code. */
-function isSpace(code: number): boolean {
-  return code === 32 || (code >= 9 && code <= 13) || (code > 127 && SPACE.test(String.fromCharCode(code)));
-}
-const SPACE = /\s/;
 
 function findSurfaces(sentence: string, nouns: boolean = hasSurfaceNoun(tokensOf(sentence))): { surfaces: string[]; strong: boolean } {
   const surfaces: string[] = [];
