@@ -58,14 +58,14 @@ export class JsonlAppender {
     const line = `${JSON.stringify(row)}\n`;
     return new Promise<void>((resolve, reject) => {
       this.queued.push({ line, resolve, reject });
-      if (this.queued.length === 1 && !this.flushing) setImmediate(() => void this.flush());
+      if (this.queued.length === 1 && !this.flushing) queueMicrotask(() => void this.flush());
     });
   }
 
   private flush(): Promise<void> {
     this.flushing ??= this.writeQueued().finally(() => {
       this.flushing = null;
-      if (this.queued.length > 0) setImmediate(() => void this.flush());
+      if (this.queued.length > 0) queueMicrotask(() => void this.flush());
       this.settle();
     });
     return this.flushing;

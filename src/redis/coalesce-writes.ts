@@ -1,5 +1,6 @@
-// Writes that nobody waits for (effect marks) may share one system call with the others sent in the same turn
-// of the event loop: the connection's socket is corked until the turn's check phase, then written at once.
+// The writes of one turn of the event loop (effect marks, the Margot stores' scripts of concurrent jobs) share one
+// system call: the connection's socket is corked until the turn's check phase, then written at once. Each write
+// to Redis's socket costs a system call and a wake-up of redis-server; a reply waits at most until that phase.
 import { Redis } from "ioredis";
 import type { RedisClient } from "./connect.js";
 
