@@ -55,4 +55,4 @@ export interface BridgeDeps {
   readonly newDraftId?: () => string;
 }
 
-export const iso = (ms: number) => new Date(ms).toISOString();
+export { isoTime as iso } from "../iso-time.js";

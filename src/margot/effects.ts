@@ -2,6 +2,7 @@
 // `fx:<name>` in the record's hash as soon as it succeeded, so a retry after a crash repeats at most the
 // effects whose mark was not written yet, never skips one. The effects of one step run together; nobody
 // waits for a mark (ADR 0025), and the marks of one turn leave in one write to the socket (ADR 0026).
+import { isoTime } from "../iso-time.js";
 import { coalesceWrites } from "../redis/coalesce-writes.js";
 import type { RedisClient } from "../redis/connect.js";
 
@@ -77,7 +78,7 @@ export class EffectLog {
     if (this.unsent.length > 1) return;
     queueMicrotask(() => {
       coalesceWrites(this.redis);
-      const at = new Date().toISOString();
+      const at = isoTime();
       const pairs = this.unsent.splice(0).flatMap((n) => [`${FIELD}${n}`, at]);
       this.sent = this.redis.hset(this.key, ...pairs).catch(() => {});
     });

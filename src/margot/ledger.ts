@@ -5,6 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { JsonlAppender, parseJsonl } from "../audit/jsonl-appender.js";
+import { isoTime } from "../iso-time.js";
 import { Classification } from "./contract.js";
 
 export const LedgerOutcome = z.enum(["informational", "follow_up", "suppressed", "drafted", "queued_rate_limit", "accepted", "rejected", "expired"]);
@@ -34,8 +35,8 @@ export class MargotLedger {
   }
 
   /** Validates, then appends one row and waits for it to be on disk; rejects (so the job is not marked done) when the disk refuses. */
-  async append(entry: LedgerEntry, now = new Date()): Promise<LedgerRow> {
-    const row = LedgerRow.parse({ ts: now.toISOString(), ...stripUndefined(entry) });
+  async append(entry: LedgerEntry, now = Date.now()): Promise<LedgerRow> {
+    const row = LedgerRow.parse({ ts: isoTime(now), ...stripUndefined(entry) });
     await this.appender.append(row);
     return row;
   }

@@ -41,6 +41,11 @@ export interface Redactor {
    * Only lines that may hold a secret are decoded; returns `lines` itself when nothing was redacted.
    */
   bytes(lines: Buffer): Buffer;
+  /**
+   * False when line() and text() leave `text` as it is: it holds no hint, no PEM marker and no escape. One pass
+   * settles many short strings at once (joined with "\n": no hint spans a line).
+   */
+  mayRedact(text: string): boolean;
   /** Distinct secret values (or lines of multi-line ones) not masked because they are shorter than MIN_SECRET_LENGTH. */
   readonly ignoredShortSecrets: number;
 }
@@ -127,6 +132,9 @@ export function createRedactor(opts: RedactorOptions = {}): Redactor {
     },
     bytes(lines: Buffer): Buffer {
       return blockScanner.redactBytes(lines, blockLine);
+    },
+    mayRedact(text: string): boolean {
+      return hasAnsi(text) || mayTouchPem(text) || scanner.lines(text).length > 0;
     },
     ignoredShortSecrets: known.ignoredShort,
   };

@@ -120,3 +120,32 @@ describe("createRedactor", () => {
     expect(containsSecretName(out)).toBe(false);
   });
 });
+
+describe("mayRedact: whether redaction could change a text, in one pass", () => {
+  const redactor = createRedactor({ secrets: [SECRET] });
+  const texts = [
+    "informational", "margot_intent_classified", "CleanExpo/RestoreAssist", "d-0123456789ab", "",
+    "ANTHROPIC_API_KEY=sk-ant-fake-key-for-test", "echo sk-ant-fake-key-for-test", `value ${SECRET} here`, "tok-9f8e7d6c5b4",
+    "Authorization: Bearer abc123def456ghi", "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB", "postgres://u:p4ss@h/db",
+    "-----BEGIN RSA PRIVATE KEY-----", "\u001b[31mred\u001b[0m", "DB_PASSWORD=hunter2hunter2", "a plain sentence with token and key words",
+  ];
+
+  it("is false only where line() and text() leave the text as it is, and true for every text they change", () => {
+    let changed = 0;
+    for (const text of texts) {
+      const same = redactor.line(text) === text && redactor.text(text) === text;
+      if (!redactor.mayRedact(text)) expect(same, text).toBe(true);
+      if (!same) {
+        expect(redactor.mayRedact(text), text).toBe(true);
+        changed++;
+      }
+    }
+    expect(changed).toBeGreaterThan(6);
+  });
+
+  it("settles strings joined by newlines as it settles each of them", () => {
+    for (const a of texts) {
+      for (const b of texts) expect(redactor.mayRedact(`${a}\n${b}`), `${a} | ${b}`).toBe(redactor.mayRedact(a) || redactor.mayRedact(b));
+    }
+  });
+});
