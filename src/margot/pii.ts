@@ -179,26 +179,48 @@ export interface PiiRedactorOptions {
   readonly everyPass?: boolean;
 }
 
-/** `redactPii` with the config validated and the name patterns compiled once, for many texts. */
-export function piiRedactor(config: PiiConfig = {}, options: PiiRedactorOptions = {}): (text: string) => PiiRedaction {
-  const { internal_hosts, customer_names, vendor_names } = PiiConfig.parse(config);
-  // Longest names first across both lists, so "Acme Cloud" (vendor) wins over "Acme" (customer).
-  const names = [
-    ...customer_names.map((name) => ({ name: name.trim(), kind: "customer" as const })),
-    ...vendor_names.map((name) => ({ name: name.trim(), kind: "vendor" as const })),
-  ]
-    .filter((n, i, all) => n.name !== "" && all.findIndex((m) => m.name.toLowerCase() === n.name.toLowerCase()) === i)
-    .sort((a, b) => b.name.length - a.name.length)
-    .map(({ name, kind }) => ({ kind, pattern: new RegExp(`(?<![\\p{L}\\p{N}_])${name.split(/\s+/).map(escapeRegExp).join("\\s+")}(?![\\p{L}\\p{N}_])`, "giu") }));
-  const settings: PassSettings = { internal_hosts, names, internalHostHint: internalHostHint(internal_hosts), everyPass: options.everyPass === true };
-  return (text) => redactWith(text, settings);
+/** One replacement over the text, in order: what it matches, what it counts as, what replaces an accepted match. */
+interface Pass {
+  readonly pattern: RegExp;
+  readonly kind: PiiKind;
+  /** The replacement for a match at `offset` of `all`, or null to leave it. */
+  readonly accept: (match: string, offset: number, all: string) => string | null;
+  /** What every match holds: a text without it skips the pass (most drafts' fields hold few of them). */
+  readonly hint?: (text: string) => boolean;
+  /** What every match of a run of passes holds, tested once before the first of them (the same function object). */
+  readonly gate?: (text: string) => boolean;
 }
 
-interface PassSettings {
-  readonly internal_hosts: readonly string[];
-  readonly names: ReadonlyArray<{ kind: "customer" | "vendor"; pattern: RegExp }>;
-  readonly internalHostHint: RegExp;
-  readonly everyPass: boolean;
+/** `redactPii` with the config validated and its passes built once, for many texts. */
+export function piiRedactor(config: PiiConfig = {}, options: PiiRedactorOptions = {}): (text: string) => PiiRedaction {
+  const passes = passesFor(PiiConfig.parse(config));
+  const everyPass = options.everyPass === true;
+  return (text) => redactWith(text, passes, everyPass);
+}
+
+function redactWith(text: string, passes: readonly Pass[], everyPass: boolean): PiiRedaction {
+  const counts: PiiCounts = { email: 0, phone: 0, ip: 0, internal_url: 0, secret: 0, customer: 0, vendor: 0 };
+  let out = text;
+  let gate: ((text: string) => boolean) | undefined;
+  let gateOpen = true;
+  for (const pass of passes) {
+    const { pattern, kind, accept, hint } = pass;
+    if (pass.gate !== gate) {
+      gate = pass.gate;
+      gateOpen = everyPass || gate === undefined || gate(out);
+    }
+    if (!gateOpen || (hint && !everyPass && !hint(out))) continue;
+    const all = out;
+    out = out.replace(pattern, (...args: unknown[]) => {
+      const match = args[0] as string;
+      const offset = args.find((a, i) => i > 0 && typeof a === "number") as number;
+      const replacement = accept(match, offset, all);
+      if (replacement === null) return match;
+      counts[kind]++;
+      return replacement;
+    });
+  }
+  return { text: out, counts };
 }
 
 /**
@@ -215,110 +237,109 @@ const IPV4_HINT = /\d\.\d/;
 /** Two colons with at most four hex digits between them: what every IPv6 candidate holds. */
 const IPV6_HINT = /:[0-9A-Fa-f]{0,4}:/;
 
-function redactWith(text: string, settings: PassSettings): PiiRedaction {
-  const { internal_hosts, names, internalHostHint, everyPass } = settings;
-  const counts: PiiCounts = { email: 0, phone: 0, ip: 0, internal_url: 0, secret: 0, customer: 0, vendor: 0 };
-  let out = text;
-  // `hint`: what every match holds; a text without it skips the pass (most drafts' fields hold few of them).
-  const replace = (pattern: RegExp, kind: PiiKind, accept: (match: string, offset: number, all: string) => string | null, hint?: (text: string) => boolean) => {
-    if (hint && !everyPass && !hint(out)) return;
-    out = out.replace(pattern, (...args: unknown[]) => {
-      const match = args[0] as string;
-      const offset = args.find((a, i) => i > 0 && typeof a === "number") as number;
-      const replacement = accept(match, offset, out);
-      if (replacement === null) return match;
-      counts[kind]++;
-      return replacement;
-    });
-  };
+const hasScheme = (t: string) => t.includes("://");
+const mayHoldSecretShape = (t: string) => SECRET_HINT.test(t);
+/** A phone number has at least 8 digits: a text with fewer holds none. */
+const mayHoldPhone = (t: string) => digitCount(t) >= 8;
 
-  // Secrets.
-  if (everyPass || SECRET_HINT.test(out)) for (const shape of SECRET_SHAPES) replace(shape, "secret", () => PII_TOKENS.secret);
-  replace(BEARER, "secret", (m) => `${m.split(/\s+/)[0] ?? "Bearer"} ${PII_TOKENS.secret}`, (t) => BEARER_HINT.test(t));
-  replace(
-    KEY_VALUE,
-    "secret",
-    (m) => {
-    const parts = new RegExp(KEY_VALUE.source, "i").exec(m);
-    const value = parts?.[3] ?? "";
-    if (value.startsWith("[") || !/\d/.test(value) || !/[A-Za-z]/.test(value)) return null;
-    return `${parts?.[1] ?? ""}${parts?.[2] ?? ""}${PII_TOKENS.secret}${parts?.[2] ?? ""}`;
+/** The passes, in order (earlier passes protect later ones from partial matches). */
+function passesFor({ internal_hosts, customer_names, vendor_names }: z.output<typeof PiiConfig>): Pass[] {
+  const internalHosts = internalHostHint(internal_hosts);
+  // Longest names first across both lists, so "Acme Cloud" (vendor) wins over "Acme" (customer).
+  const names = [
+    ...customer_names.map((name) => ({ name: name.trim(), kind: "customer" as const })),
+    ...vendor_names.map((name) => ({ name: name.trim(), kind: "vendor" as const })),
+  ]
+    .filter((n, i, all) => n.name !== "" && all.findIndex((m) => m.name.toLowerCase() === n.name.toLowerCase()) === i)
+    .sort((a, b) => b.name.length - a.name.length);
+  return [
+    // Secrets.
+    ...SECRET_SHAPES.map((pattern): Pass => ({ pattern, kind: "secret", accept: () => PII_TOKENS.secret, gate: mayHoldSecretShape })),
+    { pattern: BEARER, kind: "secret", accept: (m) => `${m.split(/\s+/)[0] ?? "Bearer"} ${PII_TOKENS.secret}`, hint: (t) => BEARER_HINT.test(t) },
+    {
+      pattern: KEY_VALUE,
+      kind: "secret",
+      accept: (m) => {
+        const parts = new RegExp(KEY_VALUE.source, "i").exec(m);
+        const value = parts?.[3] ?? "";
+        if (value.startsWith("[") || !/\d/.test(value) || !/[A-Za-z]/.test(value)) return null;
+        return `${parts?.[1] ?? ""}${parts?.[2] ?? ""}${PII_TOKENS.secret}${parts?.[2] ?? ""}`;
+      },
+      hint: (t) => KEY_NAME_HINT.test(t),
     },
-    (t) => KEY_NAME_HINT.test(t),
-  );
-  const hasScheme = (t: string) => t.includes("://");
-  // URLs on internal hosts, then bare internal host names.
-  replace(
-    URL_PATTERN,
-    "internal_url",
-    (m) => {
-    const [url, tail] = trailingPunctuation(m);
-    let host: string;
-    try {
-      host = new URL(url).hostname;
-    } catch {
-      return null;
-    }
-    return isInternalHost(host, internal_hosts) ? `${PII_TOKENS.internal_url}${tail}` : null;
+    // URLs on internal hosts, then bare internal host names.
+    {
+      pattern: URL_PATTERN,
+      kind: "internal_url",
+      accept: (m) => {
+        const [url, tail] = trailingPunctuation(m);
+        let host: string;
+        try {
+          host = new URL(url).hostname;
+        } catch {
+          return null;
+        }
+        return isInternalHost(host, internal_hosts) ? `${PII_TOKENS.internal_url}${tail}` : null;
+      },
+      hint: hasScheme,
     },
-    hasScheme,
-  );
-  replace(
-    BARE_HOST,
-    "internal_url",
-    (m) => {
-    const [token, tail] = trailingPunctuation(m);
-    const host = /^[^:/]+/.exec(token)?.[0] ?? "";
-    if (host.length > 253 || !HOSTNAME.test(host)) return null;
-    if (isIPv4(host) || (!host.includes(".") && host.toLowerCase() !== "localhost")) return null;
-    // Plain "localhost" in prose names no system; with a port or path it does.
-    if (host.toLowerCase() === "localhost" && token === host) return null;
-    return isInternalHost(host, internal_hosts) ? `${PII_TOKENS.internal_url}${tail}` : null;
+    {
+      pattern: BARE_HOST,
+      kind: "internal_url",
+      accept: (m) => {
+        const [token, tail] = trailingPunctuation(m);
+        const host = /^[^:/]+/.exec(token)?.[0] ?? "";
+        if (host.length > 253 || !HOSTNAME.test(host)) return null;
+        if (isIPv4(host) || (!host.includes(".") && host.toLowerCase() !== "localhost")) return null;
+        // Plain "localhost" in prose names no system; with a port or path it does.
+        if (host.toLowerCase() === "localhost" && token === host) return null;
+        return isInternalHost(host, internal_hosts) ? `${PII_TOKENS.internal_url}${tail}` : null;
+      },
+      hint: (t) => internalHosts.test(t),
     },
-    (t) => internalHostHint.test(t),
-  );
-
-  // Passwords in URLs that stayed (public hosts).
-  replace(
-    URL_PASSWORD,
-    "secret",
-    (m) => {
-      const parts = new RegExp(URL_PASSWORD.source, "i").exec(m);
-      return parts && !parts[2]?.startsWith("[") ? `${parts[1]}${PII_TOKENS.secret}${parts[3]}` : null;
+    // Passwords in URLs that stayed (public hosts).
+    {
+      pattern: URL_PASSWORD,
+      kind: "secret",
+      accept: (m) => {
+        const parts = new RegExp(URL_PASSWORD.source, "i").exec(m);
+        return parts && !parts[2]?.startsWith("[") ? `${parts[1]}${PII_TOKENS.secret}${parts[3]}` : null;
+      },
+      hint: (t) => hasScheme(t) && t.includes("@"),
     },
-    (t) => hasScheme(t) && t.includes("@"),
-  );
-
-  replace(EMAIL, "email", () => PII_TOKENS.email, (t) => t.includes("@"));
-
-  replace(IPV4, "ip", (_m, offset, all) => (VERSION_LEAD.test(all.slice(Math.max(0, offset - 12), offset)) ? null : PII_TOKENS.ip), (t) => IPV4_HINT.test(t));
-  replace(
-    IPV6_CANDIDATE,
-    "ip",
-    (m) => {
-    if (!isIPv6(m) || !/[0-9a-f]/i.test(m.replace(/:/g, "")) || (m.match(/:/g) ?? []).length < 2) return null;
-    // Clock times and ratios are not addresses: require a hex letter, "::", or 4+ groups.
-    if (!/[a-f]/i.test(m) && !m.includes("::") && m.split(":").length < 4) return null;
-    return PII_TOKENS.ip;
+    { pattern: EMAIL, kind: "email", accept: () => PII_TOKENS.email, hint: (t) => t.includes("@") },
+    {
+      pattern: IPV4,
+      kind: "ip",
+      accept: (_m, offset, all) => (VERSION_LEAD.test(all.slice(Math.max(0, offset - 12), offset)) ? null : PII_TOKENS.ip),
+      hint: (t) => IPV4_HINT.test(t),
     },
-    (t) => IPV6_HINT.test(t),
-  );
-
-  // A phone number has at least 8 digits: a text with fewer holds none.
-  if (everyPass || digitCount(out) >= 8) {
-    for (const { pattern, hint } of PHONES) {
-      replace(
+    {
+      pattern: IPV6_CANDIDATE,
+      kind: "ip",
+      accept: (m) => {
+        if (!isIPv6(m) || !/[0-9a-f]/i.test(m.replace(/:/g, "")) || (m.match(/:/g) ?? []).length < 2) return null;
+        // Clock times and ratios are not addresses: require a hex letter, "::", or 4+ groups.
+        if (!/[a-f]/i.test(m) && !m.includes("::") && m.split(":").length < 4) return null;
+        return PII_TOKENS.ip;
+      },
+      hint: (t) => IPV6_HINT.test(t),
+    },
+    ...PHONES.map(
+      ({ pattern, hint }): Pass => ({
         pattern,
-        "phone",
-        (m) => {
+        kind: "phone",
+        accept: (m) => {
           const digits = digitCount(m);
           return digits >= 8 && digits <= 15 ? PII_TOKENS.phone : null;
         },
-        (t) => hint.test(t),
-      );
-    }
-  }
-
-  for (const { kind, pattern } of names) replace(pattern, kind, () => PII_TOKENS[kind]);
-  return { text: out, counts };
+        hint: (t) => hint.test(t),
+        gate: mayHoldPhone,
+      }),
+    ),
+    ...names.map(({ name, kind }): Pass => {
+      const pattern = new RegExp(`(?<![\\p{L}\\p{N}_])${name.split(/\s+/).map(escapeRegExp).join("\\s+")}(?![\\p{L}\\p{N}_])`, "giu");
+      return { pattern, kind, accept: () => PII_TOKENS[kind] };
+    }),
+  ];
 }
