@@ -11,7 +11,7 @@ import { runSteps } from "./text-slices.js";
 export interface Assessment {
   readonly classification: ClassifyResult;
   readonly action: ExtractedAction | null;
-  /** Destructive verbs used as actions on an object (see destructive.ts). */
+  /** Destructive verbs used as actions on an object (see destructive.ts); with `rulesOnly`, looked for in action-shaped text only. */
   readonly destructiveVerbs: string[];
   /** The sentences that ask for more research (what a follow-up asks for). */
   readonly followUpSentences: string[];
@@ -21,6 +21,8 @@ export interface AssessOptions {
   readonly projects: readonly Project[];
   readonly destructiveVerbs: readonly string[];
   readonly interactionId?: string;
+  /** Only what the bridge's rules read: they weigh destructive verbs only for action-shaped text (rules.ts, rule 3). */
+  readonly rulesOnly?: boolean;
 }
 
 /** The steps as a generator: each `yield` is a point where the work may pause. */
@@ -34,7 +36,8 @@ export function* assessmentSteps(text: string, options: AssessOptions): Generato
       : null;
   yield;
   const followUpSentences = reading.sentences.filter((s) => s.followUps.length > 0).map((s) => s.text);
-  return { classification, action, destructiveVerbs: destructiveVerbsIn(text, options.destructiveVerbs), followUpSentences };
+  const destructiveVerbs = options.rulesOnly && classification.classification !== "action_shaped" ? [] : destructiveVerbsIn(text, options.destructiveVerbs);
+  return { classification, action, destructiveVerbs, followUpSentences };
 }
 
 export function assess(text: string, options: AssessOptions): Assessment {

@@ -36,7 +36,7 @@ export interface PrepareInput {
 
 /** The steps as a generator: each `yield` is a point where the work may pause. */
 export function* preparationSteps(input: PrepareInput, destructiveVerbs: readonly string[], text: OutboundText): Generator<void, PreparedCompletion> {
-  const options: AssessOptions = { projects: input.projects, destructiveVerbs, interactionId: input.interactionId };
+  const options: AssessOptions = { projects: input.projects, destructiveVerbs, interactionId: input.interactionId, rulesOnly: true };
   const assessment = yield* assessmentSteps(input.body, options);
   const { action } = assessment;
   let shown: ShownAction | null = null;
