@@ -11,7 +11,7 @@ import { DraftClaim, type DraftClaimResult, type FreshDraft } from "./draft-clai
 import type { NewDraft, StoredDraft } from "./drafts.js";
 import type { EffectLog } from "./effects.js";
 import { INTENT_MEMORY_S, type ClaimOptions, type IntentRecord, type StoredIntent } from "./intents.js";
-import { prepareInSlices, type PreparedCompletion } from "./prepare.js";
+import { PreparationQueue, type PreparedCompletion } from "./prepare.js";
 import type { Project } from "./projects.js";
 import { applyRules } from "./rules.js";
 import { renderTicket, type TicketInput } from "./ticket.js";
@@ -21,6 +21,7 @@ const CLAIM_TURNS = 4;
 
 export class CompletionFlow {
   private readonly draftClaim: DraftClaim;
+  private readonly preparations: PreparationQueue;
 
   constructor(
     private readonly deps: BridgeDeps,
@@ -29,12 +30,13 @@ export class CompletionFlow {
     private readonly newDraftId: () => string,
   ) {
     this.draftClaim = new DraftClaim(deps);
+    this.preparations = new PreparationQueue(deps.settings.destructiveVerbs, poster.text);
   }
 
   /** One research completion. `jobKey` identifies the job (id + creation time), stable across its retries. */
   async process(completion: MargotResearchCompletion, jobKey: string): Promise<MargotIntentResult> {
     const projects = await this.deps.projects();
-    const prepared = await prepareInSlices({ body: completion.body, interactionId: completion.interaction_id, projects }, this.deps.settings.destructiveVerbs, this.poster.text);
+    const prepared = await this.preparations.prepare({ body: completion.body, interactionId: completion.interaction_id, projects });
     let suppressedUntil: Date | null = null;
     for (let turn = 0; turn < CLAIM_TURNS; turn++) {
       const record = this.decide(completion, jobKey, prepared, projects, suppressedUntil);

@@ -6,7 +6,7 @@ import { MARGOT_BODY_MAX_BYTES } from "../../../src/margot/contract.js";
 import { DEFAULT_DESTRUCTIVE_VERBS } from "../../../src/margot/destructive.js";
 import { OutboundText } from "../../../src/margot/outbound.js";
 import { redactPii } from "../../../src/margot/pii.js";
-import { prepareInSlices, prepareNow } from "../../../src/margot/prepare.js";
+import { PreparationQueue, prepareNow } from "../../../src/margot/prepare.js";
 import { textSlices } from "../../../src/margot/text-slices.js";
 
 const labelled = JSON.parse(readFileSync(new URL("../../fixtures/margot/labelled.json", import.meta.url), "utf8")) as { samples: { body: string }[] };
@@ -43,7 +43,7 @@ describe("textSlices", () => {
   });
 });
 
-describe("prepareInSlices", () => {
+describe("PreparationQueue", () => {
   const verbs = DEFAULT_DESTRUCTIVE_VERBS;
   const text = new OutboundText({ customer_names: ["Stripe"] });
   const input = (body: string) => ({ body, interactionId: "i-slices", projects: [] });
@@ -53,10 +53,10 @@ describe("prepareInSlices", () => {
       // The one-go result first: it also warms up what a first call compiles.
       const expected = prepareNow(input(body), verbs, text);
       let pauses = 0;
-      const prepared = await prepareInSlices(input(body), verbs, text, () => {
+      const prepared = await new PreparationQueue(verbs, text, () => {
         pauses++;
         return new Promise<void>((r) => setImmediate(r));
-      });
+      }).prepare(input(body));
       expect(prepared).toEqual(expected);
       // A short body goes in one stretch; 200 kB of it needs several.
       if (body.length < 10_000) expect(pauses).toBe(0);
@@ -88,11 +88,29 @@ describe("prepareInSlices", () => {
         }),
       );
     };
-    await prepareInSlices(input(body), verbs, text, step);
+    await new PreparationQueue(verbs, text, step).prepare(input(body));
     longestMs = Math.max(longestMs, cpuMs(sliceStart));
     console.log(`1 MiB: ${wholeMs.toFixed(0)} ms CPU in one go; longest slice ${longestMs.toFixed(0)} ms CPU, ${pauses} pauses`);
     // A ratio in the same run, not a fixed time: the machine may be loaded.
     expect(pauses).toBeGreaterThan(3);
     expect(longestMs).toBeLessThan(wholeMs / 3);
+  });
+
+  const smokeAction = "We should add idempotency to the Stripe webhook handler (app/api/stripe/webhook/route.ts) so that duplicate deliveries stop (target: 0 per month).";
+  it("completions asked for in one turn are prepared together, each as on its own, a failing one failing alone", async () => {
+    const bodies = [...labelled.samples.slice(0, 12).map((s) => s.body), bodyOf(200_000)];
+    const expected = bodies.map((body) => prepareNow(input(body), verbs, text));
+    let pauses = 0;
+    const queue = new PreparationQueue(verbs, text, () => {
+      pauses++;
+      return new Promise<void>((r) => setImmediate(r));
+    });
+    // Projects that are not a list: extraction of an action-shaped body throws.
+    const broken = { ...input(smokeAction), projects: null as never };
+    const results = await Promise.allSettled([...bodies.map((body) => queue.prepare(input(body))), queue.prepare(broken)]);
+    expect(results.slice(0, bodies.length).map((r) => (r.status === "fulfilled" ? r.value : r.reason))).toEqual(expected);
+    expect(results.at(-1)?.status).toBe("rejected");
+    // The large body still pauses; the short ones before it were settled at the first pause.
+    expect(pauses).toBeGreaterThan(0);
   });
 });
