@@ -1,11 +1,14 @@
 // Durable append-only JSONL on an O_APPEND fd (the Margot ledger, research follow-ups). An append resolves
-// only once its row is written and an fdatasync that began after the write has finished. The rows of one
-// turn of the event loop go out in one write(2), so concurrent writers (other processes) never interleave
-// inside a line, and rows written while an fdatasync runs share the next one (group commit): one fsync per
+// only once its row is written and an fdatasync that began after the write has finished. The rows appended
+// before the microtask queue drains go out in one write(2), so concurrent writers (other processes) never interleave
+// inside a line, and the rows written while fdatasyncs run share the next one (group commit): one fsync per
 // row capped the Margot bridge at a few hundred rows a second.
 import { fdatasync, writeSync } from "node:fs";
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
+
+/** fdatasyncs of one file at once (each holds a thread of libuv's pool of four). */
+const MAX_SYNCS = 2;
 
 interface PendingRow {
   readonly line: string;
@@ -20,7 +23,8 @@ export class JsonlAppender {
   /** Written, waiting for an fdatasync that began after their write. */
   private unsynced: PendingRow[] = [];
   private flushing: Promise<void> | null = null;
-  private syncing = false;
+  /** fdatasyncs running: a second may start while one runs, so a row waits for at most one begun after it. */
+  private syncing = 0;
   private idle: Array<() => void> = [];
 
   constructor(readonly path: string) {}
@@ -93,13 +97,13 @@ export class JsonlAppender {
     this.sync(fd);
   }
 
-  /** One fdatasync for every row written before it began; rows written while it runs wait for the next. */
+  /** One fdatasync for every row written before it began; rows written while two run wait for the next. */
   private sync(fd: number): void {
-    if (this.syncing || this.unsynced.length === 0) return;
-    this.syncing = true;
+    if (this.syncing >= MAX_SYNCS || this.unsynced.length === 0) return;
+    this.syncing++;
     const batch = this.unsynced.splice(0);
     fdatasync(fd, (err) => {
-      this.syncing = false;
+      this.syncing--;
       for (const row of batch) {
         if (err) row.reject(err);
         else row.resolve();
@@ -110,13 +114,13 @@ export class JsonlAppender {
   }
 
   private settle(): void {
-    if (this.queued.length > 0 || this.unsynced.length > 0 || this.syncing || this.flushing) return;
+    if (this.queued.length > 0 || this.unsynced.length > 0 || this.syncing > 0 || this.flushing) return;
     for (const done of this.idle.splice(0)) done();
   }
 
   /** Waits for every row appended so far to be on disk (or refused), then closes the file. */
   async close(): Promise<void> {
-    if (this.queued.length > 0 || this.unsynced.length > 0 || this.syncing || this.flushing) {
+    if (this.queued.length > 0 || this.unsynced.length > 0 || this.syncing > 0 || this.flushing) {
       await new Promise<void>((resolve) => {
         this.idle.push(resolve);
         if (this.queued.length > 0) void this.flush();

@@ -45,4 +45,26 @@ describe("JsonlAppender", () => {
     await expect(appender.append({ x: 1 })).rejects.toThrow(/ENOSPC/);
     await appender.close().catch(() => {});
   });
+
+  it("an append resolves with its row in the file, however the appends of many turns meet the fdatasyncs; close waits for the rest", async () => {
+    const file = join(dir.path, "ledger.jsonl");
+    const appender = new JsonlAppender(file);
+    const settled: Promise<void>[] = [];
+    for (let turn = 0; turn < 40; turn++) {
+      for (let i = 0; i < 5; i++) {
+        const row = { turn, i };
+        settled.push(
+          appender.append(row).then(() => {
+            expect(parseJsonl(readFileSync(file, "utf8"))).toContainEqual(row);
+          }),
+        );
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+    const last = { turn: 40, i: 0 };
+    void appender.append(last);
+    await appender.close();
+    await Promise.all(settled);
+    expect(parseJsonl(readFileSync(file, "utf8"))).toHaveLength(201);
+  });
 });
