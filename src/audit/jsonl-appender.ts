@@ -1,8 +1,8 @@
 // Durable append-only JSONL on an O_APPEND fd (the Margot ledger, research follow-ups). An append resolves
 // only once its row is written and an fdatasync that began after the write has finished. The rows appended
-// before the microtask queue drains go out in one write(2), so concurrent writers (other processes) never interleave
-// inside a line, and the rows written while fdatasyncs run share the next one (group commit): one fsync per
-// row capped the Margot bridge at a few hundred rows a second.
+// before the microtask queue drains go out in one write(2), so concurrent writers (other processes) never
+// interleave inside a line, and the rows written while fdatasyncs run share the next one (group commit): one
+// fsync per row capped the Margot bridge at a few hundred rows a second.
 import { fdatasync, writeSync } from "node:fs";
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -18,7 +18,7 @@ interface PendingRow {
 
 export class JsonlAppender {
   private handle: Promise<FileHandle> | null = null;
-  /** Appended, not written yet (they go out together at the end of the turn). */
+  /** Appended, not written yet (they go out together once the microtask queue drains). */
   private queued: PendingRow[] = [];
   /** Written, waiting for an fdatasync that began after their write. */
   private unsynced: PendingRow[] = [];
@@ -113,14 +113,18 @@ export class JsonlAppender {
     });
   }
 
+  /** Rows not yet on disk (or refused), or a write or fdatasync under way. */
+  private get busy(): boolean {
+    return this.queued.length > 0 || this.unsynced.length > 0 || this.syncing > 0 || this.flushing !== null;
+  }
+
   private settle(): void {
-    if (this.queued.length > 0 || this.unsynced.length > 0 || this.syncing > 0 || this.flushing) return;
-    for (const done of this.idle.splice(0)) done();
+    if (!this.busy) for (const done of this.idle.splice(0)) done();
   }
 
   /** Waits for every row appended so far to be on disk (or refused), then closes the file. */
   async close(): Promise<void> {
-    if (this.queued.length > 0 || this.unsynced.length > 0 || this.syncing > 0 || this.flushing) {
+    if (this.busy) {
       await new Promise<void>((resolve) => {
         this.idle.push(resolve);
         if (this.queued.length > 0) void this.flush();

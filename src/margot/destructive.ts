@@ -2,7 +2,7 @@
 // something needs more confidence (≥ 0.90 instead of 0.75) before it may
 // become a draft. This module only finds the verbs; the rule lives with the
 // other bridge rules.
-import { foldableLower } from "./token-matches.js";
+import { foldableLiteral, foldableLower } from "./token-matches.js";
 
 /** Confidence a destructive proposal needs before it may be drafted. */
 export const DESTRUCTIVE_CONFIDENCE_FLOOR = 0.9;
@@ -124,9 +124,6 @@ interface VerbCheck {
   readonly pattern: RegExp;
 }
 
-/** Needles lower-casing finds exactly (see foldableLower). */
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
-
 const plans = new WeakMap<readonly string[], readonly VerbCheck[]>();
 
 /** The checks of a list: the list is fixed for a process (config), the texts are many. */
@@ -138,7 +135,7 @@ function planOf(verbs: readonly string[]): readonly VerbCheck[] {
       if (verb.trim() === "" || checks.some((c) => c.verb === verb)) continue;
       const needle = verbNeedle(verb);
       const word = /^[a-z]+$/i.test(verb.trim());
-      checks.push({ verb, needle: PRINTABLE_ASCII.test(needle) ? needle : null, word, pattern: compileVerbPattern(verb, word ? "giu" : "iu") });
+      checks.push({ verb, needle: foldableLiteral(needle) ? needle : null, word, pattern: compileVerbPattern(verb, word ? "giu" : "iu") });
     }
     plan = checks;
     plans.set(verbs, plan);

@@ -3,7 +3,7 @@
 import { baseVerb, readResearch, type ResearchReading, type SentenceReading } from "./reading.js";
 import type { ComplexityTier } from "./contract.js";
 import { findProjectByRepo, projectSpellings, REPO_PATTERN, type Project } from "./projects.js";
-import { foldableLower, matchesWithin } from "./token-matches.js";
+import { foldableLiteral, foldableLower, matchesWithin } from "./token-matches.js";
 
 export type TargetSource = "explicit_repo" | "project_mention";
 
@@ -121,7 +121,7 @@ function spellingOf(spelling: string): Spelling {
     // "Pi-Dev-Ops" also matches "pi dev ops" and "PiDevOps".
     const body = escapeRegExp(spelling).replace(/[ -]+/g, "[\\s-]?");
     const part = spelling.toLowerCase().split(/[ -]+/).reduce((a, b) => (b.length > a.length ? b : a), "");
-    compiled = { pattern: new RegExp(`(?<![\\p{L}\\p{N}_/-])${body}(?![\\p{L}\\p{N}_-])`, "giu"), part: /^[\x20-\x7e]+$/.test(part) ? part : null };
+    compiled = { pattern: new RegExp(`(?<![\\p{L}\\p{N}_/-])${body}(?![\\p{L}\\p{N}_-])`, "giu"), part: foldableLiteral(part) ? part : null };
     spellings.set(spelling, compiled);
   }
   return compiled;

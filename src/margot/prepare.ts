@@ -70,7 +70,8 @@ interface Queued {
  * The completions asked for in one turn of the event loop are prepared together, in its check phase, one
  * after another: back to back their patterns stay in the processor's caches (one preparation between other
  * jobs' Redis and file work took about twice the CPU). The steps pause for a turn once a stretch of them has
- * held the loop for SLICE_MS, so a large body never holds it long; nobody hears of a result before such a pause.
+ * held the loop for SLICE_MS, so a large body never holds it long; the results ready so far are handed out at
+ * each pause and at the end, not one by one (a job told of its result would run between two preparations).
  */
 export class PreparationQueue {
   private queued: Queued[] = [];

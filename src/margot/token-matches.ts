@@ -1,6 +1,8 @@
 // Matching a pattern only where it can match. Paths, repos and file names never hold whitespace and
 // always hold some mark ("/", ".ts"): trying the pattern only inside the runs of text that hold a mark
 // finds the same matches as a scan of the whole text, in the same order, and leaves the prose untried.
+// A case-insensitive pattern whose matches all hold some ASCII word is not tried on a text whose
+// lower-cased form lacks the word.
 
 const stickies = new WeakMap<RegExp, RegExp>();
 
@@ -45,6 +47,12 @@ export function* matchesWithin(pattern: RegExp, text: string, mark: RegExp): Gen
 }
 
 const FOLDS_TO_ASCII = /[\u017f\u212a]/;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/** Whether a literal is one that foldableLower's text can be searched for (printable ASCII, lower case). */
+export function foldableLiteral(literal: string): boolean {
+  return PRINTABLE_ASCII.test(literal) && literal === literal.toLowerCase();
+}
 
 /**
  * The text lower-cased, to look for ASCII literals that an `i` pattern's matches hold; null when that could
