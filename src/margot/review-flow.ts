@@ -63,7 +63,9 @@ export class ReviewFlow {
     const draft = await drafts.get(req.draft_id);
     const unchanged = (state: Draft["state"] | null, message: string): ReactionResult => ({ draft_id: req.draft_id, reaction: req.reaction, changed: false, state, message, accepted: null });
     if (!draft) return unchanged(null, `no draft ${req.draft_id}; nothing changed`);
-    const now = iso(this.now());
+    // One instant for the reaction: a deferral resurfaces exactly MARGOT_DEFER_SECONDS after `deferred_at`.
+    const at = this.now();
+    const now = iso(at);
     const decided = { decided_at: now, decided_by: req.actor };
 
     if (req.reaction === "approve") {
@@ -99,7 +101,7 @@ export class ReviewFlow {
       await this.rejected(current);
       return { draft_id: draft.id, reaction: "reject", changed: t.outcome === "applied", state: "rejected", message: `draft ${draft.id} rejected${reason ? `: ${reason}` : ""}; no Linear issue`, accepted: null };
     }
-    const resurfaceAt = this.now() + this.deps.settings.deferMs;
+    const resurfaceAt = at + this.deps.settings.deferMs;
     const t = await drafts.transition(draft.id, { token: req.token, from: ["posted"], to: "deferred", set: { deferred_at: now, resurface_at: iso(resurfaceAt) }, read: true });
     const current = t.draft ?? (await drafts.mustRead(draft.id));
     if (t.outcome === "refused") return this.refused(current.draft, req, t.state);
