@@ -96,13 +96,11 @@ describe("PreparationQueue", () => {
     };
     // A ratio in the same run, not a fixed time. A collection that lands in one slice only lengthens it, so
     // the best of three tries is what the slicing bounds (CI once saw one slice at 183 of 399 ms).
-    const tries = [];
-    for (let i = 0; i < 3; i++) {
-      const t = await attempt();
-      tries.push(t);
-      if (t.longestMs < t.wholeMs / 3) break;
+    let best = await attempt();
+    for (let i = 1; i < 3 && best.longestMs >= best.wholeMs / 3; i++) {
+      const next = await attempt();
+      if (next.longestMs / next.wholeMs < best.longestMs / best.wholeMs) best = next;
     }
-    const best = tries.reduce((a, b) => (b.longestMs / b.wholeMs < a.longestMs / a.wholeMs ? b : a));
     expect(best.pauses).toBeGreaterThan(3);
     expect(best.longestMs).toBeLessThan(best.wholeMs / 3);
   });
