@@ -3,7 +3,7 @@
 // The chain head (last seq and hash) lives beside the log in a SQLite file, whose write lock is also the
 // cross-process lock: a new file after rotation chains to the last row written anywhere, and concurrent
 // writers in several processes take turns.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, statSync, writeSync, fsyncSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
@@ -23,8 +23,9 @@ export interface ChainHead {
   readonly hash: string;
 }
 
+/** One call, no Hash object to build (less than half the cost of createHash for a row). */
 export function rowHash(line: string): string {
-  return createHash("sha256").update(line, "utf8").digest("hex");
+  return hash("sha256", line, "hex");
 }
 
 /** Where the chain head of the log at `path` is kept. */

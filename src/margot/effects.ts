@@ -1,17 +1,16 @@
 // Effects done once per record (ADR 0004): each effect (an audit row, a ledger row, a notice) is marked
 // `fx:<name>` in the record's hash as soon as it succeeded, so a retry after a crash repeats at most the
 // effects whose mark was not written yet, never skips one. The effects of one step run together; nobody
-// waits for a mark (ADR 0025), and the marks of one turn leave in one write to the socket (ADR 0026).
+// waits for a mark (ADR 0025), and the marks of one turn, of every record, leave in one command (effect-marks.ts).
 import { isoTime } from "../iso-time.js";
-import { coalesceWrites } from "../redis/coalesce-writes.js";
 import type { RedisClient } from "../redis/connect.js";
+import { markBatch } from "./effect-marks.js";
 
 export type Effect = readonly [name: string, run: () => Promise<unknown>];
 
 const FIELD = "fx:";
 
 export class EffectLog {
-  private unsent: string[] = [];
   /** The last mark write sent (a failure path waits for it). */
   private sent: Promise<unknown> = Promise.resolve();
 
@@ -74,13 +73,6 @@ export class EffectLog {
    */
   private mark(name: string): void {
     this.done.add(name);
-    this.unsent.push(name);
-    if (this.unsent.length > 1) return;
-    queueMicrotask(() => {
-      coalesceWrites(this.redis);
-      const at = isoTime();
-      const pairs = this.unsent.splice(0).flatMap((n) => [`${FIELD}${n}`, at]);
-      this.sent = this.redis.hset(this.key, ...pairs).catch(() => {});
-    });
+    this.sent = markBatch(this.redis).add(this.key, [`${FIELD}${name}`], isoTime);
   }
 }

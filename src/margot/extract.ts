@@ -270,11 +270,14 @@ export function actionTitle(sentence: SentenceReading | string): string {
 
 const SLUG_STOPWORDS = new Set(["the", "a", "an", "to", "of", "in", "on", "for", "and", "with", "from", "by", "at", "our", "its", "s"]);
 
-/** 32-bit FNV-1a, hex: a short stable suffix, not a security measure. */
+const UTF8 = new TextEncoder();
+
+/** 32-bit FNV-1a over the UTF-8 bytes, hex: a short stable suffix, not a security measure. */
 function fnv1a(text: string): string {
+  const bytes = UTF8.encode(text);
   let hash = 0x811c9dc5;
-  for (const byte of new TextEncoder().encode(text)) {
-    hash ^= byte;
+  for (let i = 0; i < bytes.length; i++) {
+    hash ^= bytes[i]!;
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
   return hash.toString(16).padStart(8, "0");

@@ -70,11 +70,17 @@ export function isRepoAllowed(projects: readonly Project[], repo: string): boole
   return findProjectByRepo(projects, repo) !== undefined;
 }
 
-/** Every spelling research text may use for a project: name, aliases, and the repo's Name part. */
-export function projectSpellings(project: Project): string[] {
-  const repoName = project.repo.slice(project.repo.indexOf("/") + 1);
-  const all = [project.name, repoName, ...(project.aliases ?? [])];
-  const unique = new Map<string, string>();
-  for (const spelling of all) unique.set(spelling.toLowerCase(), spelling);
-  return [...unique.values()];
+const spellingsOf = new WeakMap<Project, readonly string[]>();
+
+/** Every spelling research text may use for a project: name, aliases, and the repo's Name part (worked out once per project). */
+export function projectSpellings(project: Project): readonly string[] {
+  let spellings = spellingsOf.get(project);
+  if (!spellings) {
+    const repoName = project.repo.slice(project.repo.indexOf("/") + 1);
+    const unique = new Map<string, string>();
+    for (const spelling of [project.name, repoName, ...(project.aliases ?? [])]) unique.set(spelling.toLowerCase(), spelling);
+    spellings = Object.freeze([...unique.values()]);
+    spellingsOf.set(project, spellings);
+  }
+  return spellings;
 }

@@ -1,19 +1,20 @@
-// The writes of one turn of the event loop (effect marks, the Margot stores' scripts of concurrent jobs) share one
-// system call: the connection's socket is corked until the turn's check phase, then written at once. Each write
-// to Redis's socket costs a system call and a wake-up of redis-server; a reply waits at most until that phase.
+// The writes of one stretch of work (effect marks, the Margot stores' scripts of the jobs a batch of preparations
+// or a reply let go) share one system call: the connection's socket is corked until the microtasks queued so far
+// have run, then written at once. Each write to Redis's socket costs a system call and a wake-up of redis-server;
+// holding it to the turn's check phase instead made every claim wait out the next turn's I/O (ADR 0028).
 import { Redis } from "ioredis";
 import type { RedisClient } from "./connect.js";
 
 const corked = new WeakSet<object>();
 
-/** Corks this connection's socket until setImmediate, once per turn; a Cluster or an unconnected client is left as it is. */
+/** Corks this connection's socket until the microtasks queued so far have run; a Cluster or an unconnected client is left as it is. */
 export function coalesceWrites(redis: RedisClient): void {
   if (!(redis instanceof Redis) || redis.status !== "ready") return;
   const socket = (redis as unknown as { stream?: { cork(): void; uncork(): void; destroyed?: boolean } }).stream;
   if (!socket || socket.destroyed || corked.has(socket)) return;
   corked.add(socket);
   socket.cork();
-  setImmediate(() => {
+  queueMicrotask(() => {
     corked.delete(socket);
     socket.uncork();
   });

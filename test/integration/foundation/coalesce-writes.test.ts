@@ -1,5 +1,5 @@
-// coalesceWrites on a real Redis: the commands of one turn leave in one write to the socket, in order, and
-// every one of them is answered; the socket is uncorked in the same turn's check phase.
+// coalesceWrites on a real Redis: the commands of one stretch of work leave in one write to the socket, in order,
+// and every one of them is answered; the socket is uncorked once the microtasks queued so far have run.
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { coalesceWrites } from "../../../src/redis/coalesce-writes.js";
@@ -26,6 +26,35 @@ describe("coalesceWrites (real Redis)", () => {
       expect(writes).toEqual([20]);
       expect(replies).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
       expect(await scope.redis.lrange(`${scope.prefix}:list`, 0, -1)).toEqual(Array.from({ length: 20 }, (_, i) => String(i)));
+    } finally {
+      socket._writev = write as typeof socket._writev;
+      socket._write = single;
+    }
+  });
+
+  it("uncorks once the microtasks queued so far have run: they join the write, the next turn's work does not wait for it", async () => {
+    await scope.redis.ping();
+    const socket = (scope.redis as unknown as { stream: import("node:net").Socket }).stream;
+    const writes: number[] = [];
+    const write = socket._writev?.bind(socket);
+    const single = socket._write.bind(socket);
+    socket._writev = (chunks, cb) => (writes.push(chunks.length), write!(chunks, cb));
+    socket._write = (chunk, enc, cb) => (writes.push(1), single(chunk, enc, cb));
+    try {
+      const key = `${scope.prefix}:order`;
+      let release: () => void = () => {};
+      const other = new Promise<void>((r) => (release = r));
+      // Another job's continuation, queued before the cork (a batch of preparations resolved together).
+      const joined = other.then(() => scope.redis.rpush(key, "b"));
+      release();
+      coalesceWrites(scope.redis);
+      const first = scope.redis.rpush(key, "a");
+      // Once the microtasks queued before ours have run, both are on their way in one write: before any timer,
+      // I/O callback or setImmediate (a claim waiting for the next turn's check phase waited out all its I/O).
+      await Promise.resolve();
+      expect([...writes, socket.writableCorked]).toEqual([2, 0]);
+      expect([await first, await joined]).toEqual([1, 2]);
+      expect(await scope.redis.lrange(key, 0, -1)).toEqual(["a", "b"]);
     } finally {
       socket._writev = write as typeof socket._writev;
       socket._write = single;

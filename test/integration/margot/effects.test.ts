@@ -1,5 +1,6 @@
 // The effect log on real Redis: an effect is marked as soon as it is done (marks done in one turn share a
-// write), a failed effect leaves the others marked before its error goes on, and a retry repeats only what failed.
+// write, those of several records one command), a failed effect leaves the others marked before its error
+// goes on, and a retry repeats only what failed.
 import { describe, expect, it } from "vitest";
 import { EffectLog } from "../../../src/margot/effects.js";
 import { useRedisPrefix } from "../../helpers/scope.js";
@@ -70,5 +71,32 @@ describe("EffectLog (real Redis)", () => {
     ]);
     expect(runs).toEqual({ audit: 1, ledger: 2 });
     await expect.poll(async () => (await scope.redis.hkeys(key)).sort()).toEqual(["fx:audit", "fx:ledger"]);
+  });
+
+  it("the marks of several records done in one turn (concurrent jobs' rows) leave in one command", async () => {
+    const keys = ["a", "b", "c"].map((k) => `${scope.prefix}:fx:many-${k}`);
+    const logs = keys.map((key) => EffectLog.fresh(scope.redis, key));
+    // Redis knows the marks' script by now (a first call sends it again after NOSCRIPT).
+    const warm = `${scope.prefix}:fx:warm`;
+    await EffectLog.fresh(scope.redis, warm).run([["audit", async () => {}]]);
+    await expect.poll(() => scope.redis.hkeys(warm)).toEqual(["fx:audit"]);
+    const monitor = await scope.redis.monitor();
+    // Writes the client sent (not those a script ran) that touch these keys, with the keys they touch.
+    const sent: string[] = [];
+    monitor.on("monitor", (_time: string, args: string[], source: string) => {
+      const name = args[0]!.toLowerCase();
+      if (source !== "lua" && ["evalsha", "eval", "hset", "hmset"].includes(name)) sent.push(`${name} ${keys.filter((k) => args.includes(k)).length}`);
+    });
+    try {
+      await Promise.all(logs.map((log, i) => log.run([["audit", async () => {}], ...(i === 0 ? [["notice", async () => {}] as const] : [])])));
+      await expect.poll(async () => Promise.all(keys.map(async (key) => (await scope.redis.hkeys(key)).sort()))).toEqual([["fx:audit", "fx:notice"], ["fx:audit"], ["fx:audit"]]);
+      await expect.poll(() => sent).toEqual(["evalsha 3"]);
+      // One time for the marks of one write.
+      const times = await Promise.all(keys.map((key) => scope.redis.hget(key, "fx:audit")));
+      expect(new Set(times).size).toBe(1);
+      expect(Number.isNaN(Date.parse(times[0]!))).toBe(false);
+    } finally {
+      monitor.disconnect();
+    }
   });
 });

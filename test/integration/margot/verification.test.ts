@@ -50,6 +50,8 @@ describe("seed verification", () => {
     const result = await s.submit(c);
     expect(result).toMatchObject({ classification: "action_shaped", status: "drafted", reason: null, target_repo: "CleanExpo/RestoreAssist" });
     const draftId = result.draft_id!;
+    // The bridge's own ids: "d-" and 12 random hex digits.
+    expect(draftId).toMatch(/^d-[0-9a-f]{12}$/);
     const message = s.telegram.draftMessage(draftId)!;
     expect(message.text).toContain("# Add idempotency to the Stripe webhook handler");
 

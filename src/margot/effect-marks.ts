@@ -1,0 +1,76 @@
+// The effect marks of every record written through one connection in one microtask turn (concurrent jobs'
+// audit rows resolve together, as do the ledger rows of one fdatasync) leave as one script call: one command
+// and one reply for them all, where each record's marks were an HSET of their own (issue 14: ~2 per completion).
+import type { RedisClient } from "../redis/connect.js";
+import { RedisScript } from "../redis/script.js";
+
+/**
+ * KEYS: the records' hashes, all in one hash slot. ARGV[1] the time of the marks, then for each key in
+ * order: how many fields, and the fields. Each field is set to the time.
+ */
+const SET_MARKS = new RedisScript(`
+local at = ARGV[1]
+local a = 2
+for _, key in ipairs(KEYS) do
+  local n = tonumber(ARGV[a])
+  local fv = {}
+  for j = 1, n do
+    fv[2 * j - 1] = ARGV[a + j]
+    fv[2 * j] = at
+  end
+  redis.call('HSET', key, unpack(fv))
+  a = a + n + 1
+end
+return #KEYS
+`);
+
+/** Where a mark is waiting to be sent: the records' fields of this turn, by hash slot (the key's hash tag). */
+class MarkBatch {
+  private bySlot = new Map<string, Map<string, string[]>>();
+  private flushing: Promise<unknown> | null = null;
+
+  constructor(private readonly redis: RedisClient) {}
+
+  /** Adds the fields to the turn's write; resolves when that write has been answered (it never rejects). */
+  add(key: string, fields: readonly string[], now: () => string): Promise<unknown> {
+    const slot = hashTag(key);
+    let records = this.bySlot.get(slot);
+    if (!records) this.bySlot.set(slot, (records = new Map()));
+    const list = records.get(key);
+    if (list) list.push(...fields);
+    else records.set(key, [...fields]);
+    if (this.flushing) return this.flushing;
+    let release!: () => void;
+    this.flushing = new Promise<void>((resolve) => (release = resolve));
+    const sent = this.flushing;
+    queueMicrotask(() => {
+      const slots = this.bySlot;
+      this.bySlot = new Map();
+      this.flushing = null;
+      const at = now();
+      const writes = [...slots.values()].map((records) => {
+        const keys = [...records.keys()];
+        const args = [at, ...[...records.values()].flatMap((fields) => [String(fields.length), ...fields])];
+        return SET_MARKS.run(this.redis, keys, args).catch(() => {});
+      });
+      void Promise.all(writes).then(release);
+    });
+    return sent;
+  }
+}
+
+const batches = new WeakMap<object, MarkBatch>();
+
+/** The connection's batch of marks (one per client). */
+export function markBatch(redis: RedisClient): MarkBatch {
+  let batch = batches.get(redis);
+  if (!batch) batches.set(redis, (batch = new MarkBatch(redis)));
+  return batch;
+}
+
+/** What Redis Cluster places a key by: its `{…}` hash tag, else the whole key. */
+function hashTag(key: string): string {
+  const open = key.indexOf("{");
+  const close = open < 0 ? -1 : key.indexOf("}", open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
+}
