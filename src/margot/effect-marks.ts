@@ -48,9 +48,9 @@ class MarkBatch {
       this.bySlot = new Map();
       this.flushing = null;
       const at = now();
-      const writes = [...slots.values()].map((records) => {
-        const keys = [...records.keys()];
-        const args = [at, ...[...records.values()].flatMap((fields) => [String(fields.length), ...fields])];
+      const writes = [...slots.values()].map((slotRecords) => {
+        const keys = [...slotRecords.keys()];
+        const args = [at, ...[...slotRecords.values()].flatMap((fields) => [String(fields.length), ...fields])];
         return SET_MARKS.run(this.redis, keys, args).catch(() => {});
       });
       void Promise.all(writes).then(release);

@@ -1,6 +1,6 @@
 // A Lua script sent by its SHA-1 (EVALSHA): the body goes over the wire only when the server does not
-// know it yet (after a restart, on a new cluster node), not on every call. Calls made in one turn of the
-// event loop (concurrent jobs' claims, their marks) leave in one write to the socket (coalesce-writes.ts).
+// know it yet (after a restart, on a new cluster node), not on every call. Calls made in one stretch of work
+// (concurrent jobs' claims, their marks) leave in one write to the socket (coalesce-writes.ts).
 import { createHash } from "node:crypto";
 import { coalesceWrites } from "./coalesce-writes.js";
 import type { RedisClient } from "./connect.js";
