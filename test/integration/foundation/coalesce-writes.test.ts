@@ -1,22 +1,34 @@
 // coalesceWrites on a real Redis: the commands of one stretch of work leave in one write to the socket, in order,
 // and every one of them is answered; the socket is uncorked once the microtasks queued so far have run.
+import type { Socket } from "node:net";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { coalesceWrites } from "../../../src/redis/coalesce-writes.js";
 import { redisUrl, useRedisPrefix } from "../../helpers/scope.js";
+
+/** The writes that reach the socket's own write functions (after Node's cork buffering), as chunk counts. */
+function countWrites(socket: Socket): { writes: number[]; restore: () => void } {
+  const writes: number[] = [];
+  const writev = socket._writev?.bind(socket);
+  const single = socket._write.bind(socket);
+  socket._writev = (chunks, cb) => (writes.push(chunks.length), writev!(chunks, cb));
+  socket._write = (chunk, enc, cb) => (writes.push(1), single(chunk, enc, cb));
+  return {
+    writes,
+    restore: () => {
+      socket._writev = writev as typeof socket._writev;
+      socket._write = single;
+    },
+  };
+}
 
 describe("coalesceWrites (real Redis)", () => {
   const scope = useRedisPrefix();
 
   it("sends a turn's commands in one socket write, in order, each answered", async () => {
     await scope.redis.ping(); // connected, so there is a socket to cork
-    const socket = (scope.redis as unknown as { stream: import("node:net").Socket }).stream;
-    const writes: number[] = [];
-    const write = socket._writev?.bind(socket);
-    const single = socket._write.bind(socket);
-    // Count what reaches the socket's own write functions (after Node's cork buffering).
-    socket._writev = (chunks, cb) => (writes.push(chunks.length), write!(chunks, cb));
-    socket._write = (chunk, enc, cb) => (writes.push(1), single(chunk, enc, cb));
+    const socket = (scope.redis as unknown as { stream: Socket }).stream;
+    const { writes, restore } = countWrites(socket);
     try {
       coalesceWrites(scope.redis);
       coalesceWrites(scope.redis); // twice in a turn: still one cork
@@ -27,19 +39,14 @@ describe("coalesceWrites (real Redis)", () => {
       expect(replies).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
       expect(await scope.redis.lrange(`${scope.prefix}:list`, 0, -1)).toEqual(Array.from({ length: 20 }, (_, i) => String(i)));
     } finally {
-      socket._writev = write as typeof socket._writev;
-      socket._write = single;
+      restore();
     }
   });
 
   it("uncorks once the microtasks queued so far have run: they join the write, the next turn's work does not wait for it", async () => {
     await scope.redis.ping();
-    const socket = (scope.redis as unknown as { stream: import("node:net").Socket }).stream;
-    const writes: number[] = [];
-    const write = socket._writev?.bind(socket);
-    const single = socket._write.bind(socket);
-    socket._writev = (chunks, cb) => (writes.push(chunks.length), write!(chunks, cb));
-    socket._write = (chunk, enc, cb) => (writes.push(1), single(chunk, enc, cb));
+    const socket = (scope.redis as unknown as { stream: Socket }).stream;
+    const { writes, restore } = countWrites(socket);
     try {
       const key = `${scope.prefix}:order`;
       let release: () => void = () => {};
@@ -56,8 +63,7 @@ describe("coalesceWrites (real Redis)", () => {
       expect([await first, await joined]).toEqual([1, 2]);
       expect(await scope.redis.lrange(key, 0, -1)).toEqual(["a", "b"]);
     } finally {
-      socket._writev = write as typeof socket._writev;
-      socket._write = single;
+      restore();
     }
   });
 
