@@ -1,3 +1,4 @@
+// isoTime against Date#toISOString: the same text for every time, whichever second it formatted before.
 import { describe, expect, it } from "vitest";
 import { isoTime } from "../../../src/iso-time.js";
 
