@@ -1,6 +1,7 @@
 // The effect marks of every record written through one connection in one microtask turn (concurrent jobs'
 // audit rows resolve together, as do the ledger rows of one fdatasync) leave as one script call: one command
 // and one reply for them all, where each record's marks were an HSET of their own (issue 14: ~2 per completion).
+import { isoTime } from "../iso-time.js";
 import type { RedisClient } from "../redis/connect.js";
 import { RedisScript } from "../redis/script.js";
 
@@ -24,38 +25,35 @@ end
 return #KEYS
 `);
 
-/** Where a mark is waiting to be sent: the records' fields of this turn, by hash slot (the key's hash tag). */
+/** Where a mark waits to be sent: the fields of this turn's records, by hash slot (the key's hash tag). */
 class MarkBatch {
   private bySlot = new Map<string, Map<string, string[]>>();
-  private flushing: Promise<unknown> | null = null;
+  private sending: Promise<void> | null = null;
 
   constructor(private readonly redis: RedisClient) {}
 
-  /** Adds the fields to the turn's write; resolves when that write has been answered (it never rejects). */
-  add(key: string, fields: readonly string[], now: () => string): Promise<unknown> {
+  /** Adds the field to the turn's write; resolves when that write has been answered (it never rejects). */
+  add(key: string, field: string): Promise<void> {
     const slot = hashTag(key);
     let records = this.bySlot.get(slot);
     if (!records) this.bySlot.set(slot, (records = new Map()));
-    const list = records.get(key);
-    if (list) list.push(...fields);
-    else records.set(key, [...fields]);
-    if (this.flushing) return this.flushing;
-    let release!: () => void;
-    this.flushing = new Promise<void>((resolve) => (release = resolve));
-    const sent = this.flushing;
-    queueMicrotask(() => {
-      const slots = this.bySlot;
-      this.bySlot = new Map();
-      this.flushing = null;
-      const at = now();
-      const writes = [...slots.values()].map((slotRecords) => {
-        const keys = [...slotRecords.keys()];
-        const args = [at, ...[...slotRecords.values()].flatMap((fields) => [String(fields.length), ...fields])];
-        return SET_MARKS.run(this.redis, keys, args).catch(() => {});
-      });
-      void Promise.all(writes).then(release);
-    });
-    return sent;
+    const fields = records.get(key);
+    if (fields) fields.push(field);
+    else records.set(key, [field]);
+    this.sending ??= new Promise<void>((resolve) =>
+      queueMicrotask(() => {
+        const slots = this.bySlot;
+        this.bySlot = new Map();
+        this.sending = null;
+        const at = isoTime();
+        const writes = [...slots.values()].map((slotRecords) => {
+          const args = [at, ...[...slotRecords.values()].flatMap((f) => [String(f.length), ...f])];
+          return SET_MARKS.run(this.redis, [...slotRecords.keys()], args).catch(() => {});
+        });
+        void Promise.all(writes).then(() => resolve());
+      }),
+    );
+    return this.sending;
   }
 }
 

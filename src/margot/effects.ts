@@ -2,7 +2,6 @@
 // `fx:<name>` in the record's hash as soon as it succeeded, so a retry after a crash repeats at most the
 // effects whose mark was not written yet, never skips one. The effects of one step run together; nobody
 // waits for a mark (ADR 0025), and the marks of one turn, of every record, leave in one command (effect-marks.ts).
-import { isoTime } from "../iso-time.js";
 import type { RedisClient } from "../redis/connect.js";
 import { markBatch } from "./effect-marks.js";
 
@@ -73,6 +72,6 @@ export class EffectLog {
    */
   private mark(name: string): void {
     this.done.add(name);
-    this.sent = markBatch(this.redis).add(this.key, [`${FIELD}${name}`], isoTime);
+    this.sent = markBatch(this.redis).add(this.key, `${FIELD}${name}`);
   }
 }
