@@ -38,7 +38,7 @@
 // Confidence is always the confidence in the returned label, two decimals.
 import type { Classification } from "./contract.js";
 import { FUNCTION_WORDS } from "./lexicon.js";
-import { readResearch, RESEARCH_FAILED, type ResearchReading, type SentenceReading } from "./reading.js";
+import { readResearch, RESEARCH_FAILED, surfacesOf, type ResearchReading, type SentenceReading } from "./reading.js";
 
 export type { Classification };
 
@@ -207,7 +207,7 @@ export function classify(input: string | ResearchReading): ClassifyResult {
   if (best) {
     signals.action_sentence = best.text;
     signals.action_verbs = uniq([...(best.directive ? [best.directive.phrase.trim().replace(/\s+/g, " ")] : []), ...best.actionVerbs]);
-    signals.code_surfaces = best.surfaces;
+    signals.code_surfaces = surfacesOf(best);
     signals.measurable_outcomes = uniq([...best.measurable, ...best.purpose]);
   }
   const bestScore = best?.score ?? 0;
@@ -244,7 +244,7 @@ export function classify(input: string | ResearchReading): ClassifyResult {
     (s) =>
       s.hedges.length + s.conditionals.length + s.reported.length > 0 &&
       s.negations.length === 0 &&
-      (s.strongSurface || s.actionVerbs.length > 0),
+      (s.surface === "strong" || s.actionVerbs.length > 0),
   );
   const confidence = Math.min(0.95, Math.max(0.55, 0.95 - bestScore * 0.6 - (hedgedCandidate ? 0.2 : 0)));
   return { classification: "informational", confidence: round2(confidence), signals };

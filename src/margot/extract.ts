@@ -1,6 +1,6 @@
 // Extraction for action-shaped research: what to do, where, on which branch,
 // how big, how we know it is done, and what is out of scope. Pure.
-import { baseVerb, readResearch, type ResearchReading, type SentenceReading } from "./reading.js";
+import { baseVerb, readResearch, surfacesOf, type ResearchReading, type SentenceReading } from "./reading.js";
 import type { ComplexityTier } from "./contract.js";
 import { findProjectByRepo, projectSpellings, REPO_PATTERN, type Project } from "./projects.js";
 import { foldableLiteral, foldableLower, matchesWithin } from "./token-matches.js";
@@ -348,7 +348,7 @@ const CODE_EXTENSION = /\.(?:tsx?|jsx?|mjs|cjs|py|swift|kt|java|rb|go|rs|sql|jso
  */
 export function estimateSize(reading: ResearchReading): { complexity_tier: ComplexityTier; max_files: number } {
   const actions = actionSentences(reading);
-  const surfaces = distinctSurfaces(actions.flatMap((s) => s.surfaces));
+  const surfaces = distinctSurfaces(actions.flatMap(surfacesOf));
   const advanced = actions.some((s) => ADVANCED_CUES.test(s.text));
   let tier: ComplexityTier = "basic";
   if ((advanced && (surfaces.length >= 2 || actions.length >= 2)) || surfaces.length >= 5 || actions.length >= 4) tier = "advanced";

@@ -3,9 +3,13 @@
 // surfaces, outcomes, hedges, negations, questions, …). Pure; see classify.ts for what the cues mean.
 import { runSteps, SLICE_MS } from "./text-slices.js";
 import { isSpace } from "./token-matches.js";
+import { foldAscii, hashStep, HASH_SEED, WordTable } from "./word-table.js";
 import { ACTION_VERBS, NOUN_LIKE_VERBS, RESEARCH_VERBS, DEFERRAL_VERBS, IRREGULAR_PARTICIPLES, SKIPPABLE_ADVERBS, STRONG_SUBJECTS, SURFACE_NOUNS, STOPWORD_MODIFIERS, FRAMEWORK_DOT_JS, FUNCTION_WORDS } from "./lexicon.js";
 
 export type DirectiveStrength = "strong" | "medium";
+
+/** "strong": a file, endpoint, identifier, … or a surface noun with modifiers ("the Stripe webhook handler"); "bare": only a bare one ("the webhook"). */
+export type SurfaceStrength = "strong" | "bare" | "none";
 
 /** Where the instruction sits: `text.slice(start, end)` is `phrase`. */
 export interface Directive {
@@ -21,13 +25,11 @@ export interface Directive {
 export interface SentenceReading {
   index: number;
   text: string;
-  /** Word tokens, lower case. */
-  tokens: string[];
   directive: Directive | null;
   governedVerb: string | null;
   actionVerbs: string[];
-  surfaces: string[];
-  strongSurface: boolean;
+  /** What the sentence names of code, read only where a recommendation is or a hedged one may be (`surfacesOf` lists them). */
+  surface: SurfaceStrength;
   measurable: readonly string[];
   purpose: readonly string[];
   hedges: readonly string[];
@@ -120,7 +122,8 @@ function flagsOf(): Map<string, number> {
 }
 
 /** What one pass over a sentence's tokens finds. */
-interface TokenScan {
+export interface TokenScan {
+  words: number;
   bits: number;
   actionVerbs: string[];
   functionWords: number;
@@ -128,9 +131,106 @@ interface TokenScan {
   surfaceNoun: boolean;
 }
 
+/**
+ * One pass over a sentence's words: read in place where its letters are ASCII (almost every sentence),
+ * else through its lower-cased tokens (`scanWordsGeneral`). The tokens are not kept: only their count is read.
+ */
+export function scanWords(text: string): TokenScan {
+  return scanInPlace(text) ?? scanWordsGeneral(text);
+}
+
+/** The scan through the sentence's lower-cased tokens, for any text (exported to test `scanWords` against). */
+export function scanWordsGeneral(text: string): TokenScan {
+  return scanTokens(tokensOf(text), DIGIT.test(text));
+}
+
+let wordTable: WordTable | null = null;
+/** The cue bits of a word that ends in "n't" (TRIGGERS' "#n't"), read with the table, once every cue group exists. */
+let notSuffixBits = 0;
+
+const APOSTROPHE = 39;
+const HYPHEN = 45;
+
+function isAsciiLetter(code: number): boolean {
+  return ((code | 0x20) - 97) >>> 0 < 26;
+}
+
+/** Whether the word `text.slice(start, end)` ends in "n't", any case (the word is at least one letter before it). */
+function endsWithNot(text: string, start: number, end: number): boolean {
+  return end - start >= 3 && (text.charCodeAt(end - 1) | 0x20) === 116 && text.charCodeAt(end - 2) === APOSTROPHE && (text.charCodeAt(end - 3) | 0x20) === 110;
+}
+
+/** Whether the word `text.slice(start, end)` starts with "codepath", any case. */
+function startsWithCodepath(text: string, start: number, end: number): boolean {
+  return end - start >= 8 && (text.charCodeAt(start) | 0x20) === 99 && text.slice(start, start + 8).toLowerCase() === "codepath";
+}
+
+/** Per UTF-16 code unit above ASCII: 1 when lower-casing leaves it as it is and it is no word letter (a dash, an arrow, a quote), 2 when not; 0 not yet known. */
+const OTHER_UNITS = new Uint8Array(0x10000);
+
+/**
+ * Whether a non-ASCII code unit only separates words, before lower-casing and after: it lower-cases to itself
+ * and is not in LOWER_TOKEN. A surrogate is (an astral character is no word letter, nor is its lower case).
+ */
+function separatesWords(code: number): boolean {
+  let kind = OTHER_UNITS[code]!;
+  if (kind === 0) {
+    const unit = String.fromCharCode(code);
+    kind = unit.toLowerCase() === unit && !(code >= 0xc0 && code <= 0x24f) ? 1 : 2;
+    OTHER_UNITS[code] = kind;
+  }
+  return kind === 1;
+}
+
+/**
+ * `scanTokens(tokensOf(text), DIGIT.test(text))`, each word looked up where it stands: over ASCII letters,
+ * LOWER_TOKEN's words are the runs of letters, `'` and `-` that start with a letter, and the other
+ * characters met must only separate words; null at the first that may not, for the general path.
+ */
+function scanInPlace(text: string): TokenScan | null {
+  if (wordTable === null) {
+    wordTable = new WordTable(flagsOf());
+    notSuffixBits = TRIGGERS.get("#n't") ?? 0;
+  }
+  const table = wordTable;
+  const scan: TokenScan = { words: 0, bits: 0, actionVerbs: [], functionWords: 0, modal: false, surfaceNoun: false };
+  let hasDigit = false;
+  const length = text.length;
+  for (let i = 0; i < length; ) {
+    const code = text.charCodeAt(i);
+    if (code >= 0x80 && !separatesWords(code)) return null;
+    if (!isAsciiLetter(code)) {
+      if (code >= 48 && code <= 57) hasDigit = true;
+      i++;
+      continue;
+    }
+    const start = i;
+    let hash = HASH_SEED;
+    // Never read past the end (a NaN there would make the loop's numbers floating point).
+    for (; i < length; i++) {
+      const next = text.charCodeAt(i);
+      if (!isAsciiLetter(next) && next !== APOSTROPHE && next !== HYPHEN) break;
+      hash = hashStep(hash, foldAscii(next));
+    }
+    scan.words++;
+    const f = table.get(text, start, i, hash);
+    scan.bits |= f & CUE_BITS;
+    if (endsWithNot(text, start, i)) scan.bits |= notSuffixBits;
+    if (f & ACTION_WORD) {
+      const token = text.slice(start, i).toLowerCase();
+      if (!scan.actionVerbs.includes(token)) scan.actionVerbs.push(token);
+    }
+    if (f & FUNCTION_WORD) scan.functionWords++;
+    if (f & MODAL_WORD) scan.modal = true;
+    if (f & SURFACE_WORD || startsWithCodepath(text, start, i)) scan.surfaceNoun = true;
+  }
+  if (hasDigit) scan.bits |= DIGIT_TRIGGERS.bits;
+  return scan;
+}
+
 function scanTokens(tokens: readonly string[], hasDigit: boolean): TokenScan {
   const flags = flagsOf();
-  const scan: TokenScan = { bits: hasDigit ? DIGIT_TRIGGERS.bits : 0, actionVerbs: [], functionWords: 0, modal: false, surfaceNoun: false };
+  const scan: TokenScan = { words: tokens.length, bits: hasDigit ? DIGIT_TRIGGERS.bits : 0, actionVerbs: [], functionWords: 0, modal: false, surfaceNoun: false };
   for (const token of tokens) {
     const f = flags.get(token) ?? 0;
     scan.bits |= f & CUE_BITS;
@@ -497,8 +597,13 @@ function matchesOf(pattern: RegExp, text: string): RegExpExecArray[] {
   return found;
 }
 
-function findSurfaces(sentence: string, nouns: boolean = hasSurfaceNoun(tokensOf(sentence))): { surfaces: string[]; strong: boolean } {
-  const surfaces: string[] = [];
+/**
+ * Visits a sentence's code surfaces in order until `visit` returns true: the specific ones (paths, files,
+ * identifiers, …, then surface nouns with modifiers) and, only when there is none of those, the bare surface
+ * nouns. Returns the strength of what it found (stopping at the first is enough for a score).
+ */
+function visitSurfaces(sentence: string, nouns: boolean, visit: (phrase: string) => boolean): SurfaceStrength {
+  let strong = false;
   const innerDot = INNER_DOT.test(sentence);
   for (const { kind, pattern, needs } of SURFACE_PATTERNS) {
     if (!needs(sentence, innerDot)) continue;
@@ -507,12 +612,14 @@ function findSurfaces(sentence: string, nouns: boolean = hasSurfaceNoun(tokensOf
       if ((kind === "file" || kind === "path") && FRAMEWORK_DOT_JS.test(text.slice(text.lastIndexOf("/") + 1))) continue;
       if (kind === "event" && (EVENT_FALSE_POSITIVES.test(text) || FRAMEWORK_DOT_JS.test(text))) continue;
       if (kind === "endpoint" && text.length < 3) continue;
-      addPhrase(surfaces, text);
+      strong = true;
+      if (visit(text)) return "strong";
     }
   }
+  if (!nouns) return strong ? "strong" : "none";
   // Named surfaces: a surface noun with up to three meaningful modifiers before it
   // ("the Stripe webhook handler", "RestoreAssist's iOS billing code path").
-  if (nouns) for (const match of matchesOf(SURFACE_NOUN_RUN, sentence)) {
+  for (const match of matchesOf(SURFACE_NOUN_RUN, sentence)) {
     const at = match.index ?? 0;
     const modifiers: string[] = [];
     // Words before the noun, read backwards within 120 characters (no split of the whole stretch).
@@ -530,11 +637,44 @@ function findSurfaces(sentence: string, nouns: boolean = hasSurfaceNoun(tokensOf
       if (ACTION_VERBS.has(lower) && !NOUN_LIKE_VERBS.has(lower)) break;
       modifiers.unshift(token);
     }
-    if (modifiers.length > 0) addPhrase(surfaces, `${modifiers.join(" ")} ${match[0]}`);
+    if (modifiers.length === 0) continue;
+    strong = true;
+    if (visit(`${modifiers.join(" ")} ${match[0]}`)) return "strong";
   }
-  const strong = surfaces.length > 0;
-  if (!strong && nouns) for (const match of matchesOf(BARE_SURFACE, sentence)) addPhrase(surfaces, match[0]);
-  return { surfaces, strong };
+  if (strong) return "strong";
+  let bare = false;
+  for (const match of matchesOf(BARE_SURFACE, sentence)) {
+    bare = true;
+    if (visit(match[0])) return "bare";
+  }
+  return bare ? "bare" : "none";
+}
+
+const FIRST = () => true;
+
+/** The strength of a sentence's surfaces, read only as far as the first. */
+function surfaceStrength(sentence: string, nouns: boolean = hasSurfaceNoun(tokensOf(sentence))): SurfaceStrength {
+  return visitSurfaces(sentence, nouns, FIRST);
+}
+
+const SURFACE_LISTS = new WeakMap<SentenceReading, string[]>();
+
+/**
+ * The code surfaces a sentence names, each once (the strong ones, or else the bare ones); empty where the
+ * reading did not look. Listed on demand: only the action sentences' lists are ever read.
+ */
+export function surfacesOf(sentence: SentenceReading): string[] {
+  if (sentence.surface === "none") return [];
+  let list = SURFACE_LISTS.get(sentence);
+  if (list === undefined) {
+    const found: string[] = [];
+    visitSurfaces(sentence.text, hasSurfaceNoun(tokensOf(sentence.text)), (phrase) => {
+      addPhrase(found, phrase);
+      return false;
+    });
+    SURFACE_LISTS.set(sentence, (list = found));
+  }
+  return list;
 }
 
 // ---------------------------------------------------------------- directives
@@ -672,22 +812,22 @@ const BATCH_SENTENCES = 64;
  * hundred patterns missed the instruction cache four times as often). Scores are still 0: scoring
  * needs the sentences after.
  */
-function readBatch(texts: readonly string[], first: number, counts: { functionWords: number }): SentenceReading[] {
-  const tokens = texts.map(tokensOf);
-  const scans = texts.map((text, i) => scanTokens(tokens[i]!, DIGIT.test(text)));
-  const directives = texts.map((text, i) => findDirective(text, scans[i]!.modal, (subject) => findSurfaces(subject).strong));
+function readBatch(texts: readonly string[], first: number, counts: { words: number; functionWords: number }): SentenceReading[] {
+  const scans = texts.map(scanWords);
+  const directives = texts.map((text, i) => findDirective(text, scans[i]!.modal, (subject) => surfaceStrength(subject) === "strong"));
   const found = (family: CueGroup) => texts.map((text, i) => collect(family, text, scans[i]!.bits));
   const hedges = found(HEDGES), followUps = found(FOLLOW_UPS), conditionals = found(CONDITIONALS), reported = found(REPORTED);
   const measurable = found(MEASURABLE), negations = found(NEGATIONS), placeholders = found(PLACEHOLDERS), inconclusive = found(INCONCLUSIVE), intel = found(INTEL);
   // Surfaces and purpose count only where a recommendation is, or a hedged one may be (the
   // score of a sentence without a directive is never used): most sentences skip both.
   const purpose = texts.map((text, i) => (directives[i] ? collect(PURPOSE, text, scans[i]!.bits) : NO_CUES));
-  const surfaces = texts.map((text, i) =>
-    directives[i] || hedges[i]!.length + conditionals[i]!.length + reported[i]!.length > 0 ? findSurfaces(text, scans[i]!.surfaceNoun) : { surfaces: [], strong: false },
+  const surfaces = texts.map((text, i): SurfaceStrength =>
+    directives[i] || hedges[i]!.length + conditionals[i]!.length + reported[i]!.length > 0 ? surfaceStrength(text, scans[i]!.surfaceNoun) : "none",
   );
   return texts.map((text, i) => {
     const scan = scans[i]!;
     const directive = directives[i]!;
+    counts.words += scan.words;
     counts.functionWords += scan.functionWords;
     const { verb, hedged } = verbOf(text, directive);
     const actionVerbs = scan.actionVerbs;
@@ -700,12 +840,10 @@ function readBatch(texts: readonly string[], first: number, counts: { functionWo
     return {
       index: first + i,
       text,
-      tokens: tokens[i]!,
       directive,
       governedVerb: verb,
       actionVerbs,
-      surfaces: surfaces[i]!.surfaces,
-      strongSurface: surfaces[i]!.strong,
+      surface: surfaces[i]!,
       measurable: measurable[i]!,
       purpose: purpose[i]!,
       hedges: addedHedges.length > 0 ? [...hedges[i]!, ...addedHedges] : hedges[i]!,
@@ -728,7 +866,7 @@ function scoreSentence(s: SentenceReading, neighbourMeasurable: boolean, docMeas
   let verb = 0;
   if (s.directive && s.governedVerb && ACTION_VERBS.has(s.governedVerb)) verb = 0.15;
   else if (s.directive && s.actionVerbs.length > 0) verb = 0.07;
-  const surface = s.surfaces.length === 0 ? 0 : s.strongSurface ? 0.25 : 0.12;
+  const surface = s.surface === "none" ? 0 : s.surface === "strong" ? 0.25 : 0.12;
   const outcome =
     s.measurable.length > 0 ? 0.2 : s.purpose.length > 0 || neighbourMeasurable ? 0.12 : docMeasurable ? 0.06 : 0;
   let score = directive + verb + surface + outcome;
@@ -752,7 +890,7 @@ export function* readingSteps(text: string): Generator<void, ResearchReading> {
   const pieces = splitSentences(prose, true);
   yield;
   const sentences: SentenceReading[] = [];
-  const counts = { functionWords: 0 };
+  const counts = { words: 0, functionWords: 0 };
   let sliceStart = performance.now();
   for (let first = 0; first < pieces.length; first += BATCH_SENTENCES) {
     sentences.push(...readBatch(pieces.slice(first, first + BATCH_SENTENCES), first, counts));
@@ -762,9 +900,7 @@ export function* readingSteps(text: string): Generator<void, ResearchReading> {
     }
   }
   yield;
-  let wordCount = 0;
-  for (const s of sentences) wordCount += s.tokens.length;
-  const functionWordCount = counts.functionWords;
+  const { words: wordCount, functionWords: functionWordCount } = counts;
   const docMeasurable = sentences.some((s) => s.measurable.length > 0);
   // Scored in place (a copy per sentence was a fifth of the reading's time on a large body).
   const outcomeNext = (n: SentenceReading | undefined) => n !== undefined && n.measurable.length > 0 && !n.directive;

@@ -11,7 +11,7 @@ import { classify } from "../../../src/margot/classify.js";
 import { DEFAULT_DESTRUCTIVE_VERBS } from "../../../src/margot/destructive.js";
 import { extractAction } from "../../../src/margot/extract.js";
 import { ProjectsConfig } from "../../../src/margot/projects.js";
-import { readResearch } from "../../../src/margot/reading.js";
+import { readResearch, surfacesOf } from "../../../src/margot/reading.js";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../fixtures/margot/${name}`, import.meta.url), "utf8"));
 const { projects } = ProjectsConfig.parse(fixture("projects.json"));
@@ -43,7 +43,11 @@ function observe(id: string, body: string): unknown {
     hadFence: reading.hadFence,
     prose: digest(reading.prose),
     best: reading.best?.index ?? null,
-    sentences: reading.sentences.map(({ text, tokens, ...cues }) => ({ text, tokenCount: tokens.length, tokens: digest(tokens.join(" ")), ...cues })),
+    // As the golden has them: the list of surfaces (now read on demand) and whether they are strong.
+    sentences: reading.sentences.map((s) => {
+      const { text, surface, ...cues } = s;
+      return { text, ...cues, surfaces: surfacesOf(s), strongSurface: surface === "strong" };
+    }),
     classification: classify(reading),
     action: extractAction(reading, { projects, interaction_id: id }),
     // The rest of the assessment is the classification and action above.
