@@ -456,6 +456,8 @@ function boundSentence(sentence: string): string {
 }
 
 const LINE_MARKER = /^\s*(?:#{1,6}\s+|>\s*|[-*+\u2022]\s+|\d{1,3}[.)]\s+)/;
+/** A line that ends a sentence or introduces what follows: the next line starts a new block. */
+const FINISHED = /[.!?:]$/;
 
 /**
  * Cut text into sentences: blocks by line structure, then on sentence punctuation and contrast markers.
@@ -464,6 +466,8 @@ const LINE_MARKER = /^\s*(?:#{1,6}\s+|>\s*|[-*+\u2022]\s+|\d{1,3}[.)]\s+)/;
 export function splitSentences(text: string, prose = false): string[] {
   const blocks: string[] = [];
   let current = "";
+  // What `current` ends with, known without reading it (a test of a joined string copies it whole).
+  let currentFinished = false;
   let currentIsHeading = false;
   for (const raw of (prose ? text : normalise(text)).split("\n")) {
     const line = raw.trim();
@@ -477,12 +481,13 @@ export function splitSentences(text: string, prose = false): string[] {
     const unmarked = startsItem ? line.replace(LINE_MARKER, "") : line;
     const cleaned = (unmarked.includes("**") || unmarked.includes("__") ? unmarked.replace(/\*\*|__/g, "") : unmarked).trim();
     // A hard-wrapped paragraph continues on the next line; items, headings and finished sentences do not.
-    if (startsItem || current === "" || currentIsHeading || /[.!?:]$/.test(current)) {
+    if (startsItem || current === "" || currentIsHeading || currentFinished) {
       if (current) blocks.push(current);
       current = cleaned;
     } else {
       current = `${current} ${cleaned}`;
     }
+    currentFinished = FINISHED.test(cleaned);
     currentIsHeading = /^#{1,6}\s/.test(line);
   }
   if (current) blocks.push(current);

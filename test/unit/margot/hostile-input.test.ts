@@ -15,6 +15,8 @@ const inputs: Record<string, string> = {
   "plus ones": "+1 ".repeat(30_000),
   "one long sentence": `We should fix the Stripe webhook handler ${"and the Cloudinary upload route ".repeat(5_000)}`,
   "a huge URL": `http://x.internal/${"a".repeat(100_000)}`,
+  // Each line joined to the paragraph before it: a test of the joined text per line was quadratic (23 s).
+  "a hard-wrapped paragraph that never ends a sentence": Array.from({ length: 12_000 }, () => "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor").join("\n"),
   "a long report": "We should fix the Stripe webhook handler in app/api/stripe/webhook/route.ts so that retries drop to zero. Stripe retries for 3 days; 12% of events fail. ".repeat(1_000),
 };
 
