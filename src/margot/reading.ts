@@ -577,10 +577,6 @@ function spellings(pattern: string): string[] {
   return spellings(`${head}${tail}`).concat(spellings(`${head}${group ?? char ?? ""}${tail}`));
 }
 
-function hasSurfaceNoun(tokens: readonly string[]): boolean {
-  return tokens.some((t) => SURFACE_FIRST_WORDS.has(t) || t.startsWith("codepath"));
-}
-
 function tokensOf(text: string): string[] {
   return text.toLowerCase().match(LOWER_TOKEN) ?? [];
 }
@@ -658,7 +654,7 @@ function visitSurfaces(sentence: string, nouns: boolean, visit: (phrase: string)
 const FIRST = () => true;
 
 /** The strength of a sentence's surfaces, read only as far as the first. */
-function surfaceStrength(sentence: string, nouns: boolean = hasSurfaceNoun(tokensOf(sentence))): SurfaceStrength {
+function surfaceStrength(sentence: string, nouns: boolean = scanWords(sentence).surfaceNoun): SurfaceStrength {
   return visitSurfaces(sentence, nouns, FIRST);
 }
 
@@ -673,7 +669,7 @@ export function surfacesOf(sentence: SentenceReading): string[] {
   let list = SURFACE_LISTS.get(sentence);
   if (list === undefined) {
     const found: string[] = [];
-    visitSurfaces(sentence.text, hasSurfaceNoun(tokensOf(sentence.text)), (phrase) => {
+    visitSurfaces(sentence.text, scanWords(sentence.text).surfaceNoun, (phrase) => {
       addPhrase(found, phrase);
       return false;
     });
