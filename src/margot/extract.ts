@@ -2,6 +2,7 @@
 // how big, how we know it is done, and what is out of scope. Pure.
 import { baseVerb, readResearch, surfacesOf, type ResearchReading, type SentenceReading } from "./reading.js";
 import type { ComplexityTier } from "./contract.js";
+import { FNV1A_SEED, fnv1aStep } from "./fnv1a.js";
 import { findProjectByRepo, projectSpellings, REPO_PATTERN, type Project } from "./projects.js";
 import { foldableLiteral, foldableLower, matchesWithin } from "./token-matches.js";
 
@@ -275,12 +276,9 @@ const UTF8 = new TextEncoder();
 /** 32-bit FNV-1a over the UTF-8 bytes, hex: a short stable suffix, not a security measure. */
 function fnv1a(text: string): string {
   const bytes = UTF8.encode(text);
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) {
-    hash ^= bytes[i]!;
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash.toString(16).padStart(8, "0");
+  let hash = FNV1A_SEED;
+  for (let i = 0; i < bytes.length; i++) hash = fnv1aStep(hash, bytes[i]!);
+  return (hash >>> 0).toString(16).padStart(8, "0");
 }
 
 /**

@@ -3,7 +3,8 @@
 // surfaces, outcomes, hedges, negations, questions, …). Pure; see classify.ts for what the cues mean.
 import { runSteps, SLICE_MS } from "./text-slices.js";
 import { isSpace } from "./token-matches.js";
-import { foldAscii, hashStep, HASH_SEED, WordTable } from "./word-table.js";
+import { FNV1A_SEED, fnv1aStep } from "./fnv1a.js";
+import { foldAscii, WordTable } from "./word-table.js";
 import { ACTION_VERBS, NOUN_LIKE_VERBS, RESEARCH_VERBS, DEFERRAL_VERBS, IRREGULAR_PARTICIPLES, SKIPPABLE_ADVERBS, STRONG_SUBJECTS, SURFACE_NOUNS, STOPWORD_MODIFIERS, FRAMEWORK_DOT_JS, FUNCTION_WORDS } from "./lexicon.js";
 
 export type DirectiveStrength = "strong" | "medium";
@@ -205,12 +206,12 @@ function scanInPlace(text: string): TokenScan | null {
       continue;
     }
     const start = i;
-    let hash = HASH_SEED;
+    let hash = FNV1A_SEED;
     // Never read past the end (a NaN there would make the loop's numbers floating point).
     for (; i < length; i++) {
       const next = text.charCodeAt(i);
       if (!isAsciiLetter(next) && next !== APOSTROPHE && next !== HYPHEN) break;
-      hash = hashStep(hash, foldAscii(next));
+      hash = fnv1aStep(hash, foldAscii(next));
     }
     scan.words++;
     const f = table.get(text, start, i, hash);

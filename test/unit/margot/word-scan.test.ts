@@ -5,7 +5,8 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { scanWords, scanWordsGeneral, splitSentences } from "../../../src/margot/reading.js";
-import { foldAscii, HASH_SEED, hashStep, WordTable } from "../../../src/margot/word-table.js";
+import { FNV1A_SEED, fnv1aStep } from "../../../src/margot/fnv1a.js";
+import { foldAscii, WordTable } from "../../../src/margot/word-table.js";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../fixtures/margot/${name}`, import.meta.url), "utf8"));
 
@@ -56,8 +57,8 @@ describe("word scan in place equals the scan of lower-cased tokens", () => {
 
 describe("WordTable", () => {
   const hash = (text: string, start: number, end: number) => {
-    let h = HASH_SEED;
-    for (let i = start; i < end; i++) h = hashStep(h, foldAscii(text.charCodeAt(i)));
+    let h = FNV1A_SEED;
+    for (let i = start; i < end; i++) h = fnv1aStep(h, foldAscii(text.charCodeAt(i)));
     return h;
   };
 
