@@ -2,7 +2,7 @@
 // or a reply let go) share one system call: the connection's socket is corked until the microtasks queued so far
 // have run, then written at once. Each write to Redis's socket costs a system call and a wake-up of redis-server;
 // holding it to the turn's check phase instead made every claim wait out the next turn's I/O (ADR 0028).
-import { Redis } from "ioredis";
+import { Redis } from "./ioredis.js";
 import type { RedisClient } from "./connect.js";
 
 const corked = new WeakSet<object>();

@@ -1,6 +1,6 @@
 // Resolve which Redis this process talks to, open connections to it, and refuse a Redis that can evict jobs.
 import type { ConnectionOptions } from "bullmq";
-import { Cluster, Redis } from "ioredis";
+import { Cluster, Redis } from "./ioredis.js";
 import { AppError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { EmbeddedRedis } from "./embedded.js";

@@ -38,6 +38,13 @@ describe("import boundaries", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("ioredis's values are loaded through src/redis/ioredis.ts alone (it turns String.prototype fast again, ADR 0030)", () => {
+    const files = ["src", "queues", "workers", "bench"].flatMap((d) => tsFiles(join(root, d)));
+    const direct = /^import\s+(?!type\b)[^;]*from\s+["']ioredis["']/m;
+    const offenders = files.filter((f) => relative(root, f) !== "src/redis/ioredis.ts" && direct.test(readFileSync(f, "utf8")));
+    expect(offenders.map((f) => relative(root, f))).toEqual([]);
+  });
+
   it("src/redact and the classifier are pure: no I/O imports", () => {
     const pure = [...tsFiles(join(root, "src/redact")), join(root, "src/margot/classify.ts")];
     const io = /from\s+["'](node:)?(fs|fs\/promises|net|http|https|child_process|ioredis|bullmq)["']/;
