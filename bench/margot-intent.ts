@@ -16,7 +16,7 @@ import { redisOptions } from "../src/redis/target.js";
 import { DraftStore } from "../src/margot/drafts.js";
 import { createMargotIntentWorker, MARGOT_CONCURRENCY } from "../workers/margot-intent.js";
 import type { BenchContext } from "./sandcastle-run.js";
-import { alternatePairs, pairReport, percentile, round } from "./stats.js";
+import { alternatePairs, median, pairReport, percentile, round } from "./stats.js";
 
 const PROJECTS = resolve(import.meta.dirname, "../../test/fixtures/margot/projects.json");
 const SMOKE = resolve(import.meta.dirname, "../../test/fixtures/margot/smoke.json");
@@ -76,11 +76,30 @@ async function margotRig(ctx: BenchContext, name: string, extraEnv: Record<strin
   };
 }
 
+/** Where one side's time went, per job: the worker's event loop busy (µs); redis-server in commands (µs, and how many, the calls inside scripts counted: `INFO commandstats`). */
+interface SideCost {
+  readonly busyUs: number;
+  readonly redisUs: number;
+  readonly redisCalls: number;
+}
+
+async function redisCommandTotals(ctx: BenchContext): Promise<{ calls: number; usec: number }> {
+  let calls = 0;
+  let usec = 0;
+  for (const m of (await ctx.redis.info("commandstats")).matchAll(/^cmdstat_(\w+):calls=(\d+),usec=(\d+)/gm)) {
+    if (m[1] === "info") continue;
+    calls += Number(m[2]);
+    usec += Number(m[3]);
+  }
+  return { calls, usec };
+}
+
 /**
  * Jobs/s of a worker made with autorun off, over the n jobs already queued: timed from run() to its n-th
  * completion, the same way for both sides of a pair (connecting is not timed; a failed job fails the bench).
+ * Its cost per job is put in `costs`.
  */
-async function completionRate(worker: Worker, n: number): Promise<number> {
+async function completionRate(ctx: BenchContext, worker: Worker, n: number, costs: SideCost[]): Promise<number> {
   await worker.waitUntilReady();
   let done = 0;
   const finished = new Promise<void>((resolve, reject) => {
@@ -89,19 +108,25 @@ async function completionRate(worker: Worker, n: number): Promise<number> {
     });
     worker.on("failed", (job, err) => reject(new Error(`bench job ${job?.id ?? "?"} failed: ${err.message}`)));
   });
+  const redis0 = await redisCommandTotals(ctx);
+  const loop0 = performance.eventLoopUtilization();
   const t0 = performance.now();
   void worker.run();
   await finished;
-  return n / ((performance.now() - t0) / 1000);
+  const seconds = (performance.now() - t0) / 1000;
+  const loop = performance.eventLoopUtilization(loop0);
+  const redis1 = await redisCommandTotals(ctx);
+  costs.push({ busyUs: (loop.active * 1000) / n, redisUs: (redis1.usec - redis0.usec) / n, redisCalls: (redis1.calls - redis0.calls) / n });
+  return n / seconds;
 }
 
-async function noopRate(ctx: BenchContext, n: number, rep: number): Promise<number> {
+async function noopRate(ctx: BenchContext, n: number, rep: number, costs: SideCost[]): Promise<number> {
   const prefix = `{scq-bench-noop-${rep}}`;
   const queue = new Queue("noop", { connection: ctx.redis, prefix });
   const worker = new Worker("noop", async () => null, { connection: redisOptions(ctx.target, "worker") as ConnectionOptions, prefix, concurrency: CONCURRENCY, autorun: false });
   try {
     await queue.addBulk(Array.from({ length: n }, (_, i) => ({ name: "noop", data: { i }, opts: { jobId: `noop-${i}`, removeOnComplete: 1000 } })));
-    return await completionRate(worker, n);
+    return await completionRate(ctx, worker, n, costs);
   } finally {
     await worker.close();
     await queue.obliterate({ force: true });
@@ -130,6 +155,8 @@ export async function benchMargotThroughput(ctx: BenchContext): Promise<object> 
   const reps = ctx.quick ? 1 : 9;
   const samples = (JSON.parse(await import("node:fs/promises").then((fs) => fs.readFile(SMOKE, "utf8"))) as { samples: Array<{ body: string }> }).samples.map((s) => s.body);
   let drafted = 0;
+  const noopCosts: SideCost[] = [];
+  const margotCosts: SideCost[] = [];
   const margotRate = async (rep: number): Promise<number> => {
     const rig = await margotRig(ctx, `throughput-${rep}`);
     try {
@@ -141,7 +168,7 @@ export async function benchMargotThroughput(ctx: BenchContext): Promise<object> 
           return { name: MARGOT_JOBS.researchCompleted, data, opts: { ...MARGOT_JOB_OPTIONS, jobId: researchJobId(interaction_id), removeOnComplete: { count: n } } };
         }),
       );
-      const rate = await completionRate(await rig.start(false), n);
+      const rate = await completionRate(ctx, await rig.start(false), n, margotCosts);
       drafted = (await new DraftStore(ctx.redis, rig.prefix).list(n)).length;
       return rate;
     } finally {
@@ -150,17 +177,28 @@ export async function benchMargotThroughput(ctx: BenchContext): Promise<object> 
     }
   };
   if (!ctx.quick) {
-    await noopRate(ctx, n, reps);
+    await noopRate(ctx, n, reps, []);
     await margotRate(reps);
+    margotCosts.length = 0;
   }
-  const pairs = await alternatePairs(reps, (rep) => noopRate(ctx, n, rep), margotRate);
+  const pairs = await alternatePairs(reps, (rep) => noopRate(ctx, n, rep, noopCosts), margotRate);
   return {
     bench: "margot_intent_jobs_per_s",
     jobs: n,
     reps,
     drafted_per_rep: drafted,
     ...pairReport(pairs, { measured: "margot_jobs_per_s", baseline: "noop_jobs_per_s" }, 0.3),
+    // Medians per job: what each side costs the worker's event loop and redis-server, so a ratio short of its goal says where.
+    per_job: { margot: medianCost(margotCosts), noop: medianCost(noopCosts) },
     note: "classify + rules + PII redaction + draft store + rate limit + fsynced ledger + audit, local channel, same concurrency as the no-op worker",
+  };
+}
+
+function medianCost(costs: readonly SideCost[]): { event_loop_busy_us: number; redis_us: number; redis_commands: number } {
+  return {
+    event_loop_busy_us: Math.round(median(costs.map((c) => c.busyUs))),
+    redis_us: Math.round(median(costs.map((c) => c.redisUs))),
+    redis_commands: round(median(costs.map((c) => c.redisCalls)), 1),
   };
 }
 
