@@ -157,7 +157,7 @@ export async function benchMargotThroughput(ctx: BenchContext): Promise<object> 
   let drafted = 0;
   const noopCosts: SideCost[] = [];
   const margotCosts: SideCost[] = [];
-  const margotRate = async (rep: number): Promise<number> => {
+  const margotRate = async (rep: number, costs: SideCost[]): Promise<number> => {
     const rig = await margotRig(ctx, `throughput-${rep}`);
     try {
       // Enough completed jobs are kept to count them all.
@@ -168,7 +168,7 @@ export async function benchMargotThroughput(ctx: BenchContext): Promise<object> 
           return { name: MARGOT_JOBS.researchCompleted, data, opts: { ...MARGOT_JOB_OPTIONS, jobId: researchJobId(interaction_id), removeOnComplete: { count: n } } };
         }),
       );
-      const rate = await completionRate(ctx, await rig.start(false), n, margotCosts);
+      const rate = await completionRate(ctx, await rig.start(false), n, costs);
       drafted = (await new DraftStore(ctx.redis, rig.prefix).list(n)).length;
       return rate;
     } finally {
@@ -177,11 +177,11 @@ export async function benchMargotThroughput(ctx: BenchContext): Promise<object> 
     }
   };
   if (!ctx.quick) {
+    // The uncounted pair's costs are dropped with it.
     await noopRate(ctx, n, reps, []);
-    await margotRate(reps);
-    margotCosts.length = 0;
+    await margotRate(reps, []);
   }
-  const pairs = await alternatePairs(reps, (rep) => noopRate(ctx, n, rep, noopCosts), margotRate);
+  const pairs = await alternatePairs(reps, (rep) => noopRate(ctx, n, rep, noopCosts), (rep) => margotRate(rep, margotCosts));
   return {
     bench: "margot_intent_jobs_per_s",
     jobs: n,
