@@ -14,13 +14,14 @@ import { KillSwitch } from "../src/control/kill-switch.js";
 import { createRedactor } from "../src/redact/index.js";
 import { redisOptions } from "../src/redis/target.js";
 import { DraftStore } from "../src/margot/drafts.js";
-import { createMargotIntentWorker, MARGOT_CONCURRENCY } from "../workers/margot-intent.js";
+import { createMargotIntentWorker } from "../workers/margot-intent.js";
 import type { BenchContext } from "./sandcastle-run.js";
 import { alternatePairs, median, pairReport, percentile, round } from "./stats.js";
 
 const PROJECTS = resolve(import.meta.dirname, "../../test/fixtures/margot/projects.json");
 const SMOKE = resolve(import.meta.dirname, "../../test/fixtures/margot/smoke.json");
-const CONCURRENCY = MARGOT_CONCURRENCY;
+/** The worker's own setting (MARGOT_CONCURRENCY's default), on both sides of every pair. */
+const CONCURRENCY = loadConfig({}).MARGOT_CONCURRENCY;
 
 interface MargotRig {
   readonly dir: string;

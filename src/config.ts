@@ -80,6 +80,8 @@ const EnvSchema = z.object({
   MARGOT_SUPPRESS_SECONDS: seconds(365 * 86400).default(7 * 86400),
   /** How often the MARGOT_COMPLETE_PATH tailer looks for new lines. */
   MARGOT_COMPLETE_POLL_MS: int(20, 60_000).default(1000),
+  /** margot-intent jobs one worker process runs at once (each holds its body, ≤ 1 MiB, while it runs). */
+  MARGOT_CONCURRENCY: int(1, 1024).default(64),
   MARGOT_INTERNAL_HOSTS: z.string().default(""),
   MARGOT_CUSTOMER_NAMES: z.string().default(""),
   MARGOT_VENDOR_NAMES: z.string().default(""),

@@ -39,8 +39,6 @@ export function reviewChannelFor(config: Config, log: Logger): ReviewChannel {
   return new LocalReviewChannel(log);
 }
 
-export const MARGOT_CONCURRENCY = 16;
-
 function parse<S extends z.ZodType>(schema: S, job: Job, what: string): z.infer<S> {
   const parsed = schema.safeParse(job.data);
   if (!parsed.success) throw new UnrecoverableError(`invalid margot-intent ${what}: ${formatIssues(parsed.error)}`);
@@ -138,8 +136,8 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
 
   return {
     name: MARGOT_INTENT_QUEUE,
-    // The jobs wait on Redis, fsync, Telegram and Linear far more than on the CPU.
-    concurrency: MARGOT_CONCURRENCY,
+    // A completion waits for three durable commits in a row (claim, ledger row, BullMQ's completion): many in flight (ADR 0032).
+    concurrency: config.MARGOT_CONCURRENCY,
     processor: async (job, token) => {
       try {
         return await run(job, token);

@@ -23,6 +23,9 @@ export class FakeTelegram {
   private nextMessageId = 100;
   private failures: Array<{ status: number; body: Record<string, unknown> }> = [];
   private holds = 0;
+  private gate: { opened: Promise<void>; open(): void } | null = null;
+  /** sendMessage calls waiting at a closed gate now. */
+  atGate = 0;
   url = "";
 
   async start(): Promise<this> {
@@ -37,6 +40,7 @@ export class FakeTelegram {
   }
 
   async stop(): Promise<void> {
+    this.openGate();
     const server = this.server;
     this.server = null;
     await closeServer(server);
@@ -55,6 +59,18 @@ export class FakeTelegram {
   /** The next sendMessage is delivered (recorded) but never answered: a sender cannot know it arrived. */
   holdNext(): void {
     this.holds += 1;
+  }
+
+  /** From now on sendMessage calls wait, unanswered, until `openGate` (how many senders run at once shows in `atGate`). */
+  closeGate(): void {
+    let open = () => {};
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    this.gate = { opened, open };
+  }
+
+  openGate(): void {
+    this.gate?.open();
+    this.gate = null;
   }
 
   /** Draft messages (not notices). */
@@ -82,6 +98,11 @@ export class FakeTelegram {
       body = JSON.parse(text) as Record<string, unknown>;
     } catch {
       return { status: 400, body: { ok: false, error_code: 400, description: "Bad Request: invalid JSON" } };
+    }
+    if (this.gate) {
+      this.atGate += 1;
+      await this.gate.opened;
+      this.atGate -= 1;
     }
     const failure = this.failures.shift();
     if (failure) return { status: failure.status, body: failure.body };

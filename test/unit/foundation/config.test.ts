@@ -15,6 +15,7 @@ describe("config", () => {
   it("gives the documented defaults for an empty environment: state in the user's XDG state dir, whatever the cwd", () => {
     const c = loadConfig({ HOME: "/home/ops" });
     expect(c.MAX_CONCURRENT_SANDCASTLE_RUNS).toBe(3);
+    expect(c.MARGOT_CONCURRENCY).toBe(64);
     expect(c.HOST).toBe("127.0.0.1");
     expect(c.PORT).toBe(3000);
     expect(c.SCQ_DATA_DIR).toBe("/home/ops/.local/state/sandcastle-queue");
@@ -62,6 +63,9 @@ describe("config", () => {
       [{ PORT: "eighty" }, /^PORT: takes a whole number/],
       [{ PORT: "70000" }, /^PORT: takes a number ≤ 65535/],
       [{ MAX_CONCURRENT_SANDCASTLE_RUNS: "0" }, /^MAX_CONCURRENT_SANDCASTLE_RUNS: takes a number ≥ 1/],
+      [{ MARGOT_CONCURRENCY: "0" }, /^MARGOT_CONCURRENCY: takes a number ≥ 1/],
+      [{ MARGOT_CONCURRENCY: "5000" }, /^MARGOT_CONCURRENCY: takes a number ≤ 1024/],
+      [{ MARGOT_CONCURRENCY: "many" }, /^MARGOT_CONCURRENCY: takes a whole number/],
       [{ REDIS_URL: "localhost:6379" }, /^REDIS_URL: takes a redis:\/\/ or rediss:\/\/ URL/],
       [{ SCQ_KEY_PREFIX: "scq" }, /^SCQ_KEY_PREFIX: takes a hash-tagged prefix/],
       [{ LINEAR_API_URL: "not a url" }, /^LINEAR_API_URL: takes a URL/],
