@@ -3,8 +3,8 @@
 //                 text lower-cased and cut into words (the least any reading must do). Best of 15
 //                 rounds: steady state, as in a long-running worker.
 import { readFileSync } from "node:fs";
-import { classify } from "../src/margot/classify.js";
-import { readResearch } from "../src/margot/reading.js";
+import { classify } from "../src/margot/reading/classify.js";
+import { readResearch } from "../src/margot/reading/reading.js";
 import type { BenchContext } from "./sandcastle-run.js";
 
 const LABELLED = new URL("../../test/fixtures/margot/labelled.json", import.meta.url);

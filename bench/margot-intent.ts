@@ -13,7 +13,7 @@ import { loadConfig } from "../src/config.js";
 import { KillSwitch } from "../src/control/kill-switch.js";
 import { createRedactor } from "../src/redact/index.js";
 import { redisOptions } from "../src/redis/target.js";
-import { DraftStore } from "../src/margot/drafts.js";
+import { DraftStore } from "../src/margot/store/drafts.js";
 import { createMargotIntentWorker } from "../workers/margot-intent.js";
 import type { BenchContext } from "./sandcastle-run.js";
 import { alternatePairs, median, pairReport, percentile, round } from "./stats.js";
@@ -63,7 +63,12 @@ async function margotRig(ctx: BenchContext, name: string, extraEnv: Record<strin
     prefix,
     queue: queues.margotIntent,
     start: async (autorun = true) => {
-      worker = new Worker(MARGOT_INTENT_QUEUE, spec.processor, { connection: redisOptions(ctx.target, "worker") as ConnectionOptions, prefix, concurrency: CONCURRENCY, autorun });
+      worker = new Worker(MARGOT_INTENT_QUEUE, spec.processor, {
+        connection: redisOptions(ctx.target, "worker") as ConnectionOptions,
+        prefix,
+        concurrency: CONCURRENCY,
+        autorun,
+      });
       await worker.waitUntilReady();
       return worker;
     },
@@ -77,7 +82,10 @@ async function margotRig(ctx: BenchContext, name: string, extraEnv: Record<strin
   };
 }
 
-/** Where one side's time went, per job: the worker's event loop busy (µs); redis-server in commands (µs, and how many, the calls inside scripts counted: `INFO commandstats`). */
+/**
+ * Where one side's time went, per job: the worker's event loop busy (µs); redis-server in commands (µs, and how many,
+ * the calls inside scripts counted: `INFO commandstats`).
+ */
 interface SideCost {
   readonly busyUs: number;
   readonly redisUs: number;
@@ -124,7 +132,12 @@ async function completionRate(ctx: BenchContext, worker: Worker, n: number, cost
 async function noopRate(ctx: BenchContext, n: number, rep: number, costs: SideCost[]): Promise<number> {
   const prefix = `{scq-bench-noop-${rep}}`;
   const queue = new Queue("noop", { connection: ctx.redis, prefix });
-  const worker = new Worker("noop", async () => null, { connection: redisOptions(ctx.target, "worker") as ConnectionOptions, prefix, concurrency: CONCURRENCY, autorun: false });
+  const worker = new Worker("noop", async () => null, {
+    connection: redisOptions(ctx.target, "worker") as ConnectionOptions,
+    prefix,
+    concurrency: CONCURRENCY,
+    autorun: false,
+  });
   try {
     await queue.addBulk(Array.from({ length: n }, (_, i) => ({ name: "noop", data: { i }, opts: { jobId: `noop-${i}`, removeOnComplete: 1000 } })));
     return await completionRate(ctx, worker, n, costs);
@@ -154,7 +167,9 @@ async function waitCompleted(queue: Queue, n: number, timeoutMs: number): Promis
 export async function benchMargotThroughput(ctx: BenchContext): Promise<object> {
   const n = ctx.quick ? 300 : 2000;
   const reps = ctx.quick ? 1 : 9;
-  const samples = (JSON.parse(await import("node:fs/promises").then((fs) => fs.readFile(SMOKE, "utf8"))) as { samples: Array<{ body: string }> }).samples.map((s) => s.body);
+  const samples = (JSON.parse(await import("node:fs/promises").then((fs) => fs.readFile(SMOKE, "utf8"))) as { samples: Array<{ body: string }> }).samples.map(
+    (s) => s.body,
+  );
   let drafted = 0;
   const noopCosts: SideCost[] = [];
   const margotCosts: SideCost[] = [];
@@ -166,7 +181,11 @@ export async function benchMargotThroughput(ctx: BenchContext): Promise<object> 
         Array.from({ length: n }, (_, i) => {
           const interaction_id = `bench-${rep}-${i}`;
           const data = { interaction_id, body: samples[i % samples.length]!, originated_at: "2026-09-17T03:04:05Z", originating_session_id: "bench" };
-          return { name: MARGOT_JOBS.researchCompleted, data, opts: { ...MARGOT_JOB_OPTIONS, jobId: researchJobId(interaction_id), removeOnComplete: { count: n } } };
+          return {
+            name: MARGOT_JOBS.researchCompleted,
+            data,
+            opts: { ...MARGOT_JOB_OPTIONS, jobId: researchJobId(interaction_id), removeOnComplete: { count: n } },
+          };
         }),
       );
       const rate = await completionRate(ctx, await rig.start(false), n, costs);
@@ -225,7 +244,9 @@ export async function benchExpiryLateness(ctx: BenchContext): Promise<object> {
   );
   try {
     const dues = dueTimes(Date.now() + leadMs);
-    await noopQueue.addBulk(dues.map((due, i) => ({ name: "noop", data: { due }, opts: { jobId: `noop-${i}`, delay: Math.max(0, due - Date.now()), removeOnComplete: true } })));
+    await noopQueue.addBulk(
+      dues.map((due, i) => ({ name: "noop", data: { due }, opts: { jobId: `noop-${i}`, delay: Math.max(0, due - Date.now()), removeOnComplete: true } })),
+    );
     const deadline = Date.now() + 60_000;
     while (noopLate.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   } finally {
@@ -241,13 +262,28 @@ export async function benchExpiryLateness(ctx: BenchContext): Promise<object> {
   try {
     await Promise.all(
       ids.map((id, i) =>
-        store.create({ id, interaction_id: `bench-exp-${i}`, title: "bench", body: "bench", ticket: {} as never, target_repo: null, project: null, classification: "action_shaped", confidence: 0.9, channel: "local", created_at: new Date().toISOString() }),
+        store.create({
+          id,
+          interaction_id: `bench-exp-${i}`,
+          title: "bench",
+          body: "bench",
+          ticket: {} as never,
+          target_repo: null,
+          project: null,
+          classification: "action_shaped",
+          confidence: 0.9,
+          channel: "local",
+          created_at: new Date().toISOString(),
+          marker_nonce: "bench",
+        }),
       ),
     );
     await rig.start();
     const dues = dueTimes(Date.now() + leadMs);
     const pipeline = ctx.redis.pipeline();
-    ids.forEach((id, i) => pipeline.hset(store.key(id), "state", "posted", "generation", "0", "posted_at", new Date().toISOString(), "expires_at", new Date(dues[i]!).toISOString()));
+    ids.forEach((id, i) =>
+      pipeline.hset(store.key(id), "state", "posted", "generation", "0", "posted_at", new Date().toISOString(), "expires_at", new Date(dues[i]!).toISOString()),
+    );
     await pipeline.exec();
     await Promise.all(ids.map((id, i) => scheduleDraftExpire(rig.queue, id, 0, dues[i]!)));
     if (Date.now() > dues[0]!) throw new Error("scheduling took longer than the lead time: lateness would be meaningless");

@@ -8,6 +8,7 @@ import { createLogger } from "../src/log.js";
 import { connectRedis } from "../src/redis/connect.js";
 import { EmbeddedRedis } from "../src/redis/embedded.js";
 import { benchClassification } from "./classification.js";
+import { benchAgentImage, benchContainerOverhead, benchFirstLine, benchRetainedFootprint } from "./container-run.js";
 import { benchExpiryLateness, benchMargotThroughput } from "./margot-intent.js";
 import { benchDryRun, benchPipeline, benchRealPath, benchStartLatency, type BenchContext } from "./sandcastle-run.js";
 import { benchSessionLogCluster } from "./session-log-cluster.js";
@@ -29,6 +30,10 @@ async function main(): Promise<void> {
     ["pipeline", benchPipeline],
     ["real-path", benchRealPath],
     ["dry-run", benchDryRun],
+    ["container-overhead", benchContainerOverhead],
+    ["first-line", benchFirstLine],
+    ["retained-footprint", benchRetainedFootprint],
+    ["agent-image", benchAgentImage],
     ["margot-throughput", benchMargotThroughput],
     ["classification", benchClassification],
     ["expiry-lateness", benchExpiryLateness],

@@ -12,8 +12,8 @@ import { loadConfig } from "../src/config.js";
 import { KillSwitch } from "../src/control/kill-switch.js";
 import type { Logger } from "../src/log.js";
 import type { RedisTarget } from "../src/redis/target.js";
-import { BUILT_IN_CHILD } from "../src/sandcastle/child-command.js";
-import { entryLines, sessionLogKey } from "../src/sandcastle/session-log.js";
+import { BUILT_IN_CHILD } from "../src/sandcastle/worker/child-command.js";
+import { entryLines, sessionLogKey } from "../src/session-log/session-log.js";
 import { makeGitRepo } from "../test/helpers/git-repo.js";
 import { alternatePairs, median, pairReport, percentile, round } from "./stats.js";
 
@@ -56,9 +56,18 @@ function scratch(bin: string): Scratch {
   return { dir, manifests, configDir, env };
 }
 
-async function withWorkers<T>(ctx: BenchContext, s: Scratch, body: (events: QueueEvents) => Promise<T>): Promise<T> {
+/** The bench's workers on its own prefix, with a QueueEvents to wait on; both closed after `body`. */
+export async function withWorkers<T>(ctx: BenchContext, s: { env: NodeJS.ProcessEnv }, body: (events: QueueEvents) => Promise<T>): Promise<T> {
   const config = loadConfig({ ...s.env, SCQ_KEY_PREFIX: ctx.prefix });
-  const running = await startWorkers({ config, target: ctx.target, queues: ctx.queues, log: ctx.log, redis: ctx.redis, killSwitch: new KillSwitch(ctx.redis, ctx.prefix, undefined), secretSource: { PATH: process.env.PATH, HOME: process.env.HOME } });
+  const running = await startWorkers({
+    config,
+    target: ctx.target,
+    queues: ctx.queues,
+    log: ctx.log,
+    redis: ctx.redis,
+    killSwitch: new KillSwitch(ctx.redis, ctx.prefix, undefined),
+    secretSource: { PATH: process.env.PATH, HOME: process.env.HOME },
+  });
   const bull = bullConnection(ctx.target);
   const events = new QueueEvents("sandcastle-run", { connection: bull.connection, prefix: ctx.prefix });
   await events.waitUntilReady();
@@ -72,7 +81,18 @@ async function withWorkers<T>(ctx: BenchContext, s: Scratch, body: (events: Queu
 }
 
 function request(s: Scratch, extra: Record<string, string>, patch: Record<string, unknown> = {}) {
-  return { session_id: "bench", agent: "script", sandbox: "noSandbox", dry_run: true, prompt_template_dir: s.dir, branch: "bench/x", repo_workdir: s.dir, env_manifest_name: "bench", extra_env: extra, ...patch };
+  return {
+    session_id: "bench",
+    agent: "script",
+    sandbox: "noSandbox",
+    dry_run: true,
+    prompt_template_dir: s.dir,
+    branch: "bench/x",
+    repo_workdir: s.dir,
+    env_manifest_name: "bench",
+    extra_env: extra,
+    ...patch,
+  };
 }
 
 async function runJob(ctx: BenchContext, s: Scratch, events: QueueEvents, extra: Record<string, string>, patch: Record<string, unknown> = {}) {
@@ -232,7 +252,13 @@ export async function benchRealPath(ctx: BenchContext): Promise<object> {
   const repo = join(s.dir, "repo");
   makeGitRepo(repo);
   const job = (events: QueueEvents, session: string, extra: Record<string, string>) =>
-    runJob(ctx, s, events, extra, { prompt_template_dir: MANY_LINES, repo_workdir: repo, branch: `bench/${session}`, session_id: session, timeout_minutes: 10 });
+    runJob(ctx, s, events, extra, {
+      prompt_template_dir: MANY_LINES,
+      repo_workdir: repo,
+      branch: `bench/${session}`,
+      session_id: session,
+      timeout_minutes: 10,
+    });
   const { pairs, memory } = await withWorkers(ctx, s, async (events) => {
     const pairs = await alternatePairs(
       reps,
@@ -301,11 +327,22 @@ export async function benchDryRun(ctx: BenchContext): Promise<object> {
     const runDir = join(s.configDir, `direct-${r}`);
     mkdirSync(runDir, { mode: 0o700 });
     const cfg = join(runDir, "config.json");
-    const req = { ...request(s, {}, { prompt_template_dir: SCRIPT_TEMPLATE, repo_workdir: repo, branch: `bench/direct-${r}`, session_id: `direct-${r}` }), timeout_minutes: 5, dry_run: true, parallel_implementers: 1, on_capacity: "wait", model: undefined };
+    const req = {
+      ...request(s, {}, { prompt_template_dir: SCRIPT_TEMPLATE, repo_workdir: repo, branch: `bench/direct-${r}`, session_id: `direct-${r}` }),
+      timeout_minutes: 5,
+      dry_run: true,
+      parallel_implementers: 1,
+      on_capacity: "wait",
+      model: undefined,
+    };
     writeFileSync(cfg, JSON.stringify({ version: 1, run_id: `direct-${r}`, request: JSON.parse(JSON.stringify(req)), env: {} }), { mode: 0o600 });
     const t0 = performance.now();
     await new Promise<void>((res, rej) => {
-      const c = spawn(process.execPath, [BUILT_IN_CHILD, "run", "--config", cfg, "--json"], { cwd: repo, env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_NO_WARNINGS: "1" }, stdio: ["pipe", "ignore", "ignore"] });
+      const c = spawn(process.execPath, [BUILT_IN_CHILD, "run", "--config", cfg, "--json"], {
+        cwd: repo,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_NO_WARNINGS: "1" },
+        stdio: ["pipe", "ignore", "ignore"],
+      });
       c.once("exit", (code) => (code === 0 ? res() : rej(new Error(`direct child exited ${code}`))));
     });
     return performance.now() - t0;
@@ -314,7 +351,13 @@ export async function benchDryRun(ctx: BenchContext): Promise<object> {
   const pairs = await withWorkers(ctx, s, (events) =>
     alternatePairs(reps, runDirect, async (r) => {
       const t0 = performance.now();
-      const result = await runJob(ctx, s, events, {}, { prompt_template_dir: SCRIPT_TEMPLATE, repo_workdir: repo, branch: `bench/queued-${r}`, session_id: `queued-${r}`, timeout_minutes: 5 });
+      const result = await runJob(
+        ctx,
+        s,
+        events,
+        {},
+        { prompt_template_dir: SCRIPT_TEMPLATE, repo_workdir: repo, branch: `bench/queued-${r}`, session_id: `queued-${r}`, timeout_minutes: 5 },
+      );
       if (result.status !== "ok") throw new Error(`dry-run bench ended ${result.status}`);
       return performance.now() - t0;
     }),
@@ -323,5 +366,14 @@ export async function benchDryRun(ctx: BenchContext): Promise<object> {
   const ratio = pairs.ratio;
   const queued = pairs.measured;
   const direct = pairs.baseline;
-  return { bench: "dry_run_wall_time_ms", reps, queued_median: Math.round(median(queued)), direct_median: Math.round(median(direct)), ratio, pair_ratios: pairs.ratios, goal_ratio: 1.15, meets: ratio <= 1.15 };
+  return {
+    bench: "dry_run_wall_time_ms",
+    reps,
+    queued_median: Math.round(median(queued)),
+    direct_median: Math.round(median(direct)),
+    ratio,
+    pair_ratios: pairs.ratios,
+    goal_ratio: 1.15,
+    meets: ratio <= 1.15,
+  };
 }

@@ -5,7 +5,7 @@
 import type { Cluster } from "ioredis";
 import { connectRedis } from "../src/redis/connect.js";
 import { StreamAppender } from "../src/redis/stream-appender.js";
-import { sessionLogKey } from "../src/sandcastle/session-log.js";
+import { sessionLogKey } from "../src/session-log/session-log.js";
 import { TestCluster } from "../test/helpers/redis-cluster.js";
 import { median, round } from "./stats.js";
 import type { BenchContext } from "./sandcastle-run.js";

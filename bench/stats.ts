@@ -12,7 +12,11 @@ export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 1
  * Runs baseline and measured alternately (b, m, b, m, …) and returns both series and the median of each
  * pair's ratio m/b: a noisy neighbour slows both sides of a pair rather than one phase of the bench.
  */
-export async function alternatePairs(reps: number, baseline: (rep: number) => Promise<number>, measured: (rep: number) => Promise<number>): Promise<{ baseline: number[]; measured: number[]; ratios: number[]; ratio: number }> {
+export async function alternatePairs(
+  reps: number,
+  baseline: (rep: number) => Promise<number>,
+  measured: (rep: number) => Promise<number>,
+): Promise<{ baseline: number[]; measured: number[]; ratios: number[]; ratio: number }> {
   const b: number[] = [];
   const m: number[] = [];
   for (let r = 0; r < reps; r++) {
@@ -24,7 +28,11 @@ export async function alternatePairs(reps: number, baseline: (rep: number) => Pr
 }
 
 /** What a paired bench whose ratio should reach a goal reports: both medians under their names, the ratio, each pair's, the goal. */
-export function pairReport(pairs: { baseline: number[]; measured: number[]; ratios: number[]; ratio: number }, names: { measured: string; baseline: string }, goalRatio: number): Record<string, unknown> {
+export function pairReport(
+  pairs: { baseline: number[]; measured: number[]; ratios: number[]; ratio: number },
+  names: { measured: string; baseline: string },
+  goalRatio: number,
+): Record<string, unknown> {
   return {
     [names.measured]: Math.round(median(pairs.measured)),
     [names.baseline]: Math.round(median(pairs.baseline)),

@@ -11,6 +11,7 @@ export * from "./run-outcome.js";
 export * from "./sandcastle-run.js";
 export * from "./schemas.js";
 export * from "./status.js";
+export * from "./worker-presence.js";
 
 export const QUEUE_NAMES = [SANDCASTLE_RUN_QUEUE, MARGOT_INTENT_QUEUE, SANDBOX_RETENTION_QUEUE] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];

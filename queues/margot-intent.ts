@@ -7,7 +7,7 @@ import type { JobsOptions, Queue } from "bullmq";
 import { z } from "zod";
 import { parseInput } from "../src/invalid-input.js";
 import { MargotActionAccepted, MargotIntentResult, MargotResearchCompletion } from "../src/margot/contract.js";
-import { REACTIONS } from "../src/review/telegram-updates.js";
+import { REACTIONS } from "../src/review/reactions.js";
 import { KEEP_COMPLETED, KEEP_FAILED } from "./job-retention.js";
 
 export { MargotActionAccepted, MargotIntentResult, MargotResearchCompletion };

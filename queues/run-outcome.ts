@@ -3,7 +3,7 @@
 // for those, so its result is a field of the job's own hash: it lives and goes exactly with the job.
 import type { Job, Queue } from "bullmq";
 import type { RedisClient } from "../src/redis/connect.js";
-import { RUN_PHASES, RunProgress, SandcastleRunResult, type RunPhase } from "../src/sandcastle/contract.js";
+import { bareResult, RUN_PHASES, RunProgress, SandcastleRunResult, type RunPhase } from "../src/sandcastle/contract.js";
 
 /** The field of a job's hash that holds the result of a run that did not end ok. */
 export const RUN_RESULT_FIELD = "scq_result";
@@ -34,12 +34,8 @@ export async function storeRunResult(redis: RedisClient, queue: Queue, result: S
 /** The result a lost run (its worker died; ADR 0003) ends with. */
 export function lostRunResult(runId: string, branch: string): SandcastleRunResult {
   return {
-    run_id: runId,
+    ...bareResult(runId, branch),
     status: "failed",
-    branch,
-    commits: [],
-    merged_branch: null,
-    log_tail: [],
     duration_seconds: 0,
     audit_row_count: 1,
     skip_reason: null,

@@ -4,7 +4,7 @@ import type { JobsOptions, Queue } from "bullmq";
 import type { RedisClient } from "../src/redis/connect.js";
 import { z } from "zod";
 import { parseInput } from "../src/invalid-input.js";
-import { RunId } from "../src/sandcastle/retained-runs.js";
+import { RunId } from "../src/sandcastle/retention/retained-runs.js";
 import { KEEP_COMPLETED, KEEP_FAILED } from "./job-retention.js";
 
 export const SANDBOX_RETENTION_QUEUE = "sandbox-retention";
@@ -24,7 +24,12 @@ export const ReapResult = z
   .strict();
 export type ReapResult = z.infer<typeof ReapResult>;
 
-export const REAP_JOB_OPTIONS: JobsOptions = { attempts: 3, backoff: { type: "exponential", delay: 5000 }, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED };
+export const REAP_JOB_OPTIONS: JobsOptions = {
+  attempts: 3,
+  backoff: { type: "exponential", delay: 5000 },
+  removeOnComplete: KEEP_COMPLETED,
+  removeOnFail: KEEP_FAILED,
+};
 
 export function reapJobId(runId: string): string {
   return `reap-${runId}`;

@@ -4,12 +4,18 @@ import type { JobsOptions, Queue } from "bullmq";
 import type { RedisClient } from "../src/redis/connect.js";
 import type { AuditLog } from "../src/audit/audit-log.js";
 import { InvalidInputError, parseInput } from "../src/invalid-input.js";
-import type { RunSlots } from "../src/sandcastle/run-slots.js";
-import { EnvManifestError, readEnvManifest } from "../src/sandcastle/env-manifest.js";
-import { markerCommand, RETAIN_SECONDS, sessionLogKey } from "../src/sandcastle/session-log.js";
-import { customProviderName, SandcastleRunRequest, SandcastleRunResult, SKIP_MESSAGES, type SandcastleRunRequestInput } from "../src/sandcastle/contract.js";
-import { findCustomProvider } from "../src/sandcastle/custom-providers.js";
-import { runsDirProblems } from "../src/sandcastle/runs-dir-guard.js";
+import type { RunSlots } from "../src/sandcastle/worker/run-slots.js";
+import { EnvManifestError, readEnvManifest } from "../src/sandcastle/worker/env-manifest.js";
+import { markerCommand, RETAIN_SECONDS, sessionLogKey } from "../src/session-log/session-log.js";
+import {
+  bareResult, customProviderName, SandcastleRunRequest, SandcastleRunResult, SKIP_MESSAGES, type SandcastleRunRequestInput,
+} from "../src/sandcastle/contract.js";
+import { findCustomProvider } from "../src/sandcastle/containers/custom-providers.js";
+import { runsDirProblems } from "../src/sandcastle/retention/runs-dir-guard.js";
+import type { EgressRule } from "../src/sandcastle/egress/allowlist.js";
+import { egressProblems, type EgressSettings } from "../src/sandcastle/egress/run-egress.js";
+import { Deployment, deploymentLabel } from "../src/sandcastle/deployment.js";
+import type { RedisTarget } from "../src/redis/target.js";
 import { KEEP_COMPLETED, KEEP_FAILED } from "./job-retention.js";
 
 export { SandcastleRunRequest, SandcastleRunResult };
@@ -27,18 +33,31 @@ export const RUN_JOB_OPTIONS: JobsOptions = {
   removeOnFail: KEEP_FAILED,
 };
 
-/** Where a request's names are looked up: every producer of this deployment passes the same (`runRequestPaths`). */
+/** Where a request's names are looked up, and what it may ask for: every producer of this deployment passes the same (`runRequestPaths`). */
 export interface RunRequestPaths {
   readonly envManifestDir: string;
   /** SANDCASTLE_PROVIDERS_DIR: a `custom:<name>` sandbox must name a module there. */
   readonly providersDir?: string;
   /** RUNS_DIR: with it, a request whose repo_workdir or prompt_template_dir lies in it is refused here (the worker refuses it too). */
   readonly runsDir?: string;
+  /** SANDCASTLE_EGRESS_PERMIT and _OPEN: with them, a request asking for more network is refused here (the worker refuses it too). */
+  readonly egress?: Pick<EgressSettings, "permit" | "open">;
 }
 
-/** The paths of a loaded config (ENV_MANIFEST_DIR, SANDCASTLE_PROVIDERS_DIR, RUNS_DIR). */
-export function runRequestPaths(config: { readonly ENV_MANIFEST_DIR: string; readonly SANDCASTLE_PROVIDERS_DIR?: string | undefined; readonly runsDir: string }): RunRequestPaths {
-  return { envManifestDir: config.ENV_MANIFEST_DIR, runsDir: config.runsDir, ...(config.SANDCASTLE_PROVIDERS_DIR ? { providersDir: config.SANDCASTLE_PROVIDERS_DIR } : {}) };
+/** The paths and egress limits of a loaded config (ENV_MANIFEST_DIR, SANDCASTLE_PROVIDERS_DIR, RUNS_DIR, SANDCASTLE_EGRESS_*). */
+export function runRequestPaths(config: {
+  readonly ENV_MANIFEST_DIR: string;
+  readonly SANDCASTLE_PROVIDERS_DIR?: string | undefined;
+  readonly runsDir: string;
+  readonly egressPermit: readonly EgressRule[];
+  readonly SANDCASTLE_EGRESS_OPEN: "0" | "1";
+}): RunRequestPaths {
+  return {
+    envManifestDir: config.ENV_MANIFEST_DIR,
+    runsDir: config.runsDir,
+    egress: { permit: config.egressPermit, open: config.SANDCASTLE_EGRESS_OPEN === "1" },
+    ...(config.SANDCASTLE_PROVIDERS_DIR ? { providersDir: config.SANDCASTLE_PROVIDERS_DIR } : {}),
+  };
 }
 
 export interface EnqueueRunDeps extends RunRequestPaths {
@@ -53,6 +72,14 @@ export type EnqueueRunOutcome =
   | { readonly runId: string; readonly request: SandcastleRunRequest; readonly skipped: null }
   /** No job was added: the cap was full and the request asked to be skipped rather than wait. */
   | { readonly runId: string; readonly request: SandcastleRunRequest; readonly skipped: SandcastleRunResult };
+
+/**
+ * This deployment (key prefix + Redis) as its run directories name it (ADR 0044); a run is its own when this
+ * queue holds the run's job (what shows that a directory made before directories were marked is its own).
+ */
+export function runsDeployment(queue: Queue, prefix: string, target: RedisTarget): Deployment {
+  return new Deployment(deploymentLabel(prefix, target), async (runId) => (await queue.getJob(runId)) !== undefined);
+}
 
 /** run ids are BullMQ job ids: no ':' and never all digits. */
 export function newRunId(): string {
@@ -69,7 +96,8 @@ export async function enqueueRun(
   try {
     manifestVars = (await readEnvManifest(deps.envManifestDir, request.env_manifest_name)).vars;
   } catch (err) {
-    if (err instanceof EnvManifestError) throw new InvalidInputError("sandcastle-run request", `env_manifest_name: ${err.message}`, [{ field: "env_manifest_name", problem: err.message }]);
+    if (err instanceof EnvManifestError)
+      throw new InvalidInputError("sandcastle-run request", `env_manifest_name: ${err.message}`, [{ field: "env_manifest_name", problem: err.message }]);
     throw err;
   }
   const overlap = Object.keys(request.extra_env).filter((k) => manifestVars.includes(k));
@@ -81,6 +109,10 @@ export async function enqueueRun(
   if (custom !== undefined) {
     const found = findCustomProvider(deps.providersDir, custom);
     if ("problem" in found) throw new InvalidInputError("sandcastle-run request", `sandbox: ${found.problem}`, [{ field: "sandbox", problem: found.problem }]);
+  }
+  if (deps.egress !== undefined) {
+    const problems = egressProblems(request, deps.egress);
+    if (problems.length > 0) throw new InvalidInputError("sandcastle-run request", problems.map((p) => `${p.field}: ${p.problem}`).join("; "), problems);
   }
   if (deps.runsDir !== undefined) {
     const problems = await runsDirProblems(deps.runsDir, request);
@@ -105,12 +137,8 @@ export async function enqueueRun(
 
 function capacitySkip(runId: string, request: SandcastleRunRequest, auditRows: number): SandcastleRunResult {
   return {
-    run_id: runId,
+    ...bareResult(runId, request.branch),
     status: "skipped",
-    branch: request.branch,
-    commits: [],
-    merged_branch: null,
-    log_tail: [],
     duration_seconds: 0,
     audit_row_count: auditRows,
     skip_reason: "concurrency_cap",

@@ -2,11 +2,12 @@
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
-import { DEFAULT_DESTRUCTIVE_VERBS, parseDestructiveVerbs } from "./margot/destructive.js";
+import { DEFAULT_DESTRUCTIVE_VERBS, parseDestructiveVerbs } from "./margot/reading/destructive.js";
 import { ConfigError } from "./errors.js";
 import { parseClusterNodes, type ClusterNode } from "./redis/target.js";
-import { ImageRef } from "./sandcastle/contract.js";
-import { DEFAULT_SANDBOX_IMAGE } from "./sandcastle/container-args.js";
+import { ContainerNetwork, ImageRef } from "./sandcastle/contract.js";
+import { DEFAULT_EGRESS_ALLOW, EgressList, type EgressRule } from "./sandcastle/egress/allowlist.js";
+import { DEFAULT_SANDBOX_IMAGE } from "./sandcastle/containers/container-args.js";
 
 export { ConfigError };
 
@@ -20,11 +21,12 @@ const int = (min: number, max: number) =>
 const seconds = (max: number) => int(1, max);
 const optionalText = z.string().min(1, "must not be empty when set").optional();
 const url = z.url({ error: "takes a URL such as http://127.0.0.1:8081" });
+const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { error: "takes fatal, error, warn, info, debug, trace or silent" });
 
 const EnvSchema = z.object({
   REDIS_URL: z
     .string()
-    .regex(/^(redis|rediss):\/\//, 'takes a redis:// or rediss:// URL (or leave it unset for the embedded Redis)')
+    .regex(/^(redis|rediss):\/\//, "takes a redis:// or rediss:// URL (or leave it unset for the embedded Redis)")
     .optional(),
   /** A Redis Cluster's seed nodes, host:port,host:port (instead of REDIS_URL). */
   REDIS_CLUSTER_NODES: z
@@ -43,7 +45,7 @@ const EnvSchema = z.object({
     .string()
     .regex(/^\{[A-Za-z0-9_-]+\}$/, "takes a hash-tagged prefix such as {scq}")
     .default("{scq}"),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  LOG_LEVEL: logLevel.default("info"),
   SCQ_SHUTDOWN_GRACE_SECONDS: seconds(3600).default(30),
   /** BullMQ job lock: renewed every half of it; a worker silent for this long has lost its jobs. */
   SCQ_LOCK_DURATION_MS: int(1000, 600_000).default(30_000),
@@ -62,9 +64,36 @@ const EnvSchema = z.object({
   SANDCASTLE_CONTAINER_CLI: optionalText,
   /** Where `custom:<name>` sandbox providers live (`<name>.js` / `<name>.mjs`). */
   SANDCASTLE_PROVIDERS_DIR: optionalText,
-  SANDCASTLE_CONTAINER_MEMORY: z.string().regex(/^[0-9]+[bkmg]?$/i, "takes a size such as 4g or 512m").default("4g"),
-  SANDCASTLE_CONTAINER_CPUS: z.coerce.number({ error: "takes a number such as 2 or 1.5" }).positive("takes a number > 0").max(1024, "takes a number ≤ 1024").default(2),
+  SANDCASTLE_CONTAINER_MEMORY: z
+    .string()
+    .regex(/^[0-9]+[bkmg]?$/i, "takes a size such as 4g or 512m")
+    .default("4g"),
+  SANDCASTLE_CONTAINER_CPUS: z.coerce
+    .number({ error: "takes a number such as 2 or 1.5" })
+    .positive("takes a number > 0")
+    .max(1024, "takes a number ≤ 1024")
+    .default(2),
   SANDCASTLE_CONTAINER_PIDS: int(16, 1_000_000).default(1024),
+  /** The run containers' network instead of the engine's bridge: a named network, or container:<name> (a model proxy's or gateway's namespace). */
+  SANDCASTLE_CONTAINER_NETWORK: ContainerNetwork.optional(),
+  /** Tokens a run may use unless its request says otherwise (input + output, cache reads and writes included); unset: no budget. */
+  SANDCASTLE_TOKEN_BUDGET: int(1, Number.MAX_SAFE_INTEGER).optional(),
+  /** An agent that prints nothing for this long is stopped (a model endpoint that does not answer, a command that hangs). */
+  SANDCASTLE_AGENT_IDLE_SECONDS: seconds(24 * 3600).default(600),
+  /** The hosts a run's containers may reach through the egress proxy (host, *.domain or IP, optional :port; comma list). */
+  SANDCASTLE_EGRESS_ALLOW: EgressList.prefault(DEFAULT_EGRESS_ALLOW),
+  /** The most a request's egress_allow may name; unset: SANDCASTLE_EGRESS_ALLOW. */
+  SANDCASTLE_EGRESS_PERMIT: EgressList.optional(),
+  /** Static name=address entries the egress proxy resolves before DNS (a gateway with no DNS name). */
+  SANDCASTLE_EGRESS_HOSTS: z
+    .string()
+    .regex(
+      /^\s*([A-Za-z0-9.-]+=[0-9A-Fa-f:.]+)(\s*,\s*[A-Za-z0-9.-]+=[0-9A-Fa-f:.]+)*\s*$/,
+      "takes name=address entries, comma-separated (llm-gateway.internal=10.0.0.5)",
+    )
+    .optional(),
+  /** "1": a request may ask for network "open" (the engine's bridge, no egress policy). */
+  SANDCASTLE_EGRESS_OPEN: flag.default("0"),
   AUDIT_LOG_PATH: z.string().min(1).default(".harness/swarm.jsonl"),
   MARGOT_LEDGER_PATH: z.string().min(1).default(".harness/swarm/margot_intents.jsonl"),
   /** Research follow-ups, one JSON line each, for Pi-CEO to start the new research. */
@@ -98,7 +127,11 @@ const EnvSchema = z.object({
     .optional(),
   /** Live log readers (SSE) at once; each holds a Redis connection. */
   SCQ_SSE_MAX_CLIENTS: int(1, 10_000).default(32),
+  /** How long a client may take to send one whole request (headers: at most 10 s of it); then 408 and the connection closes. */
+  SCQ_HTTP_REQUEST_TIMEOUT_SECONDS: seconds(3600).default(30),
   SCQ_BOARD_READ_ONLY: flag.default("1"),
+  /** The level of the HTTP access log's lines (one per request); "silent": none. */
+  SCQ_ACCESS_LOG_LEVEL: logLevel.default("info"),
 
   TELEGRAM_BOT_TOKEN: optionalText,
   REVIEW_CHAT_ID: optionalText,
@@ -118,6 +151,8 @@ const EnvSchema = z.object({
   LINEAR_TEAM_ID: optionalText,
   /** One Linear request longer than this is abandoned (and retried after a lookup, never blindly). */
   LINEAR_TIMEOUT_MS: int(100, 300_000).default(15_000),
+  /** The local mode: approved drafts become issues (RA-LOCAL-1, …) in this JSONL file, not Linear. */
+  LINEAR_LOCAL_FILE: optionalText,
 
   /** How long a finished run's workspace stays re-openable; 0 = off (nothing kept, and a worker's start removes what was). Fractions allowed (0.5 = 30 min). */
   SANDBOX_RETENTION_HOURS: z.coerce
@@ -166,6 +201,10 @@ export interface Config extends Omit<Env, "SCQ_DATA_DIR" | "SCQ_BASE_DIR"> {
   readonly reviewChannel: "telegram" | "local";
   /** ENGINE_ENV_NAMES that are set. */
   readonly engineEnv: Readonly<Record<string, string>>;
+  /** SANDCASTLE_EGRESS_PERMIT, else SANDCASTLE_EGRESS_ALLOW: the most a request's egress_allow may name. */
+  readonly egressPermit: readonly EgressRule[];
+  /** SANDCASTLE_EGRESS_HOSTS as lower-case name → address. */
+  readonly egressHosts: Readonly<Record<string, string>>;
 }
 
 const csv = (value: string): string[] =>
@@ -188,18 +227,27 @@ export function defaultDataDir(env: NodeJS.ProcessEnv): string {
 }
 
 /** Settings holding a path: relative ones are taken from SCQ_BASE_DIR, never from the working directory. */
-const PATH_SETTINGS = ["AUDIT_LOG_PATH", "MARGOT_LEDGER_PATH", "MARGOT_FOLLOW_UP_PATH", "PROJECTS_CONFIG_PATH", "ENV_MANIFEST_DIR", "KILL_SWITCH_FILE", "MARGOT_COMPLETE_PATH", "RUNS_DIR", "SANDCASTLE_PROVIDERS_DIR"] as const;
+const PATH_SETTINGS = [
+  "AUDIT_LOG_PATH", "MARGOT_LEDGER_PATH", "MARGOT_FOLLOW_UP_PATH", "PROJECTS_CONFIG_PATH", "ENV_MANIFEST_DIR", "KILL_SWITCH_FILE", "MARGOT_COMPLETE_PATH",
+  "RUNS_DIR", "SANDCASTLE_PROVIDERS_DIR", "LINEAR_LOCAL_FILE",
+] as const;
 
 function crossChecks(e: Env): string[] {
   const problems: string[] = [];
   if (e.SCQ_VIEWER_TOKEN !== undefined && e.SCQ_API_TOKEN === undefined) problems.push("SCQ_VIEWER_TOKEN: needs SCQ_API_TOKEN (the admin token) set too");
   if (e.SCQ_VIEWER_TOKEN !== undefined && e.SCQ_VIEWER_TOKEN === e.SCQ_API_TOKEN) problems.push("SCQ_VIEWER_TOKEN: must differ from SCQ_API_TOKEN");
-  if (e.SCQ_ALLOWED_HOSTS !== undefined && e.SCQ_API_TOKEN === undefined) problems.push("SCQ_ALLOWED_HOSTS: needs SCQ_API_TOKEN (without a token only loopback host names are served)");
-  if (e.REDIS_CLUSTER_NODES !== undefined && e.REDIS_URL !== undefined) problems.push("REDIS_CLUSTER_NODES: set either REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both");
+  if (e.SCQ_ALLOWED_HOSTS !== undefined && e.SCQ_API_TOKEN === undefined)
+    problems.push("SCQ_ALLOWED_HOSTS: needs SCQ_API_TOKEN (without a token only loopback host names are served)");
+  if (e.REDIS_CLUSTER_NODES !== undefined && e.REDIS_URL !== undefined)
+    problems.push("REDIS_CLUSTER_NODES: set either REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both");
   for (const name of ["REDIS_CLUSTER_USERNAME", "REDIS_CLUSTER_PASSWORD"] as const) {
-    if (e[name] !== undefined && e.REDIS_CLUSTER_NODES === undefined) problems.push(`${name}: needs REDIS_CLUSTER_NODES set too (for REDIS_URL put credentials in the URL)`);
+    if (e[name] !== undefined && e.REDIS_CLUSTER_NODES === undefined)
+      problems.push(`${name}: needs REDIS_CLUSTER_NODES set too (for REDIS_URL put credentials in the URL)`);
   }
   if (e.REDIS_CLUSTER_TLS === "1" && e.REDIS_CLUSTER_NODES === undefined) problems.push("REDIS_CLUSTER_TLS: needs REDIS_CLUSTER_NODES set too (for REDIS_URL use rediss://)");
+  if (e.LINEAR_LOCAL_FILE !== undefined && e.LINEAR_API_KEY !== undefined) {
+    problems.push("LINEAR_LOCAL_FILE: set either LINEAR_API_KEY (issues in Linear) or LINEAR_LOCAL_FILE (the local mode: issues in a file), not both");
+  }
   return problems;
 }
 
@@ -237,6 +285,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisCluster: clusterSettings(e),
     sandcastleEnabled: e.TAO_SANDCASTLE_ENABLED === "1",
     runsDir: paths.RUNS_DIR ?? join(dataDir, "runs"),
+    egressPermit: e.SANDCASTLE_EGRESS_PERMIT ?? e.SANDCASTLE_EGRESS_ALLOW,
+    egressHosts: Object.fromEntries(
+      csv(e.SANDCASTLE_EGRESS_HOSTS ?? "")
+        .map((entry) => entry.split("=", 2) as [string, string])
+        .map(([name, address]) => [name.toLowerCase(), address]),
+    ),
     destructiveVerbs: parseDestructiveVerbs(e.MARGOT_DESTRUCTIVE_VERBS),
     internalHosts: csv(e.MARGOT_INTERNAL_HOSTS),
     customerNames: csv(e.MARGOT_CUSTOMER_NAMES),
@@ -260,4 +314,6 @@ function clusterSettings(e: Env): Config["redisCluster"] {
 }
 
 /** Names of config fields whose values are secrets: never logged, never stored. */
-export const SECRET_SETTINGS = ["SCQ_API_TOKEN", "SCQ_VIEWER_TOKEN", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "LINEAR_API_KEY", "REDIS_URL", "REDIS_CLUSTER_PASSWORD"] as const;
+export const SECRET_SETTINGS = [
+  "SCQ_API_TOKEN", "SCQ_VIEWER_TOKEN", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "LINEAR_API_KEY", "REDIS_URL", "REDIS_CLUSTER_PASSWORD",
+] as const;

@@ -5,11 +5,13 @@
 export type AppErrorKind =
   | "config_invalid"
   | "redis_unavailable"
+  | "redis_credentials_refused"
   | "redis_not_installed"
   | "redis_eviction_policy"
   | "embedded_redis_failed"
   | "invalid_input"
   | "http_unsafe_bind"
+  | "http_port_in_use"
   | "env_manifest_invalid"
   | "capacity_full"
   | "review_channel_failed"

@@ -3,8 +3,8 @@
 import { exitWhenFlushed } from "./flushed-exit.js";
 import type { Logger } from "./log.js";
 
-/** Our parent when the process started (a watcher installed later must not take init for it). */
-const ORIGINAL_PARENT = process.ppid;
+/** Read at load, before anything slow: a channel its parent closed early is null by the time the service listens. */
+const SPAWNED_WITH_CHANNEL = process.channel != null;
 
 type Teardown = { name: string; run: () => Promise<void> | void; timeoutMs: number };
 
@@ -71,15 +71,14 @@ export class Shutdown {
     };
     process.on("SIGINT", handler);
     process.on("SIGTERM", handler);
-    // `npm start` does not pass SIGTERM on to us: when our parent goes away, shut down as if signalled.
-    if (ORIGINAL_PARENT > 1) {
-      const timer = setInterval(() => {
-        if (process.ppid !== ORIGINAL_PARENT) {
-          clearInterval(timer);
-          handler("parent-exited");
-        }
-      }, 500);
-      timer.unref();
+    // A service outlives whatever launched it (a shell that exits after `nohup … &` or `setsid`, a terminal
+    // closed under nohup). Only a process this project spawned with an IPC channel — the test helpers do, so
+    // that a test run that dies leaves no service behind — stops when that parent goes: the channel closes.
+    if (SPAWNED_WITH_CHANNEL) {
+      process.channel?.unref();
+      process.once("disconnect", () => handler("parent-exited"));
+      // A parent that died while the service was starting (its Redis, its workers) closed the channel before anyone listened.
+      if (!process.connected) handler("parent-exited");
     }
   }
 }

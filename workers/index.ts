@@ -1,5 +1,6 @@
 // Starts one BullMQ Worker per queue and stops them with a bounded grace.
 import { Worker } from "bullmq";
+import { workerName } from "../queues/index.js";
 import { AuditLog } from "../src/audit/audit-log.js";
 import { createRedactor } from "../src/redact/index.js";
 import { bullConnection } from "../src/redis/connect.js";
@@ -22,6 +23,12 @@ export interface RunningWorkers {
 /** After the grace, stopped work gets this long to record its outcome before workers are force-closed. */
 const STOP_SETTLE_MS = 8000;
 
+/**
+ * How long stopping the workers may take beyond the grace: the settle time, then a margin. A supervisor's wait before
+ * SIGKILL (compose's stop_grace_period, systemd's TimeoutStopSec) must be at least the grace plus this.
+ */
+export const WORKERS_STOP_MARGIN_MS = 15_000;
+
 export async function startWorkers(input: StartWorkersInput): Promise<RunningWorkers> {
   const { config, target, log } = input;
   const bull = bullConnection(target);
@@ -40,6 +47,8 @@ export async function startWorkers(input: StartWorkersInput): Promise<RunningWor
       connection,
       prefix,
       concurrency: spec.concurrency,
+      // `health --worker` finds this host's workers by this name.
+      name: workerName(),
       autorun: false,
       lockDuration: config.SCQ_LOCK_DURATION_MS,
       stalledInterval: config.SCQ_STALLED_INTERVAL_MS,

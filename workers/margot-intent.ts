@@ -16,17 +16,18 @@ import {
   scheduleRateLimitRelease,
 } from "../queues/index.js";
 import type { Config } from "../src/config.js";
-import { formatIssues } from "../src/invalid-input.js";
+import { formatIssues, parseWithWording } from "../src/invalid-input.js";
 import { LinearGraphQL } from "../src/linear/graphql.js";
 import { LinearIssues } from "../src/linear/issues.js";
+import { LocalIssues } from "../src/linear/local-issues.js";
 import { jobLogger, type Logger } from "../src/log.js";
-import { MargotBridge, type DraftTimers } from "../src/margot/bridge.js";
-import { IntentStore } from "../src/margot/intents.js";
-import { FollowUpLog } from "../src/margot/follow-ups.js";
-import { MargotLedger } from "../src/margot/ledger.js";
+import { MargotBridge, type DraftTimers } from "../src/margot/bridge/bridge.js";
+import { IntentStore } from "../src/margot/store/intents.js";
+import { FollowUpLog } from "../src/margot/store/follow-ups.js";
+import { MargotLedger } from "../src/margot/store/ledger.js";
 import { projectsLoader } from "../src/margot/projects-file.js";
-import { DraftRateLimit } from "../src/margot/rate-limit.js";
-import { DraftStore } from "../src/margot/drafts.js";
+import { DraftRateLimit } from "../src/margot/store/rate-limit.js";
+import { DraftStore } from "../src/margot/store/drafts.js";
 import { LocalReviewChannel } from "../src/review/local-channel.js";
 import type { ReviewChannel } from "../src/review/review-channel.js";
 import { TelegramReviewChannel } from "../src/review/telegram-channel.js";
@@ -40,7 +41,7 @@ export function reviewChannelFor(config: Config, log: Logger): ReviewChannel {
 }
 
 function parse<S extends z.ZodType>(schema: S, job: Job, what: string): z.infer<S> {
-  const parsed = schema.safeParse(job.data);
+  const parsed = parseWithWording(schema, job.data);
   if (!parsed.success) throw new UnrecoverableError(`invalid margot-intent ${what}: ${formatIssues(parsed.error)}`);
   return parsed.data;
 }
@@ -52,18 +53,28 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
   const ledger = new MargotLedger(config.MARGOT_LEDGER_PATH);
   const followUps = new FollowUpLog(config.MARGOT_FOLLOW_UP_PATH);
   const channel = reviewChannelFor(config, log);
-  const issues = config.LINEAR_API_KEY
-    ? new LinearIssues({
-        client: new LinearGraphQL({ url: config.LINEAR_API_URL, apiKey: config.LINEAR_API_KEY, timeoutMs: config.LINEAR_TIMEOUT_MS, log }),
-        team: config.LINEAR_TEAM_ID,
-        log,
-      })
+  const localIssues = config.LINEAR_LOCAL_FILE
+    ? new LocalIssues({ path: config.LINEAR_LOCAL_FILE, redis: deps.redis, prefix, team: config.LINEAR_TEAM_ID, log })
     : null;
-  if (!issues) log.warn("LINEAR_API_KEY is not set: approved Margot drafts cannot become Linear issues");
+  const issues =
+    localIssues ??
+    (config.LINEAR_API_KEY
+      ? new LinearIssues({
+          client: new LinearGraphQL({ url: config.LINEAR_API_URL, apiKey: config.LINEAR_API_KEY, timeoutMs: config.LINEAR_TIMEOUT_MS, log }),
+          team: config.LINEAR_TEAM_ID,
+          log,
+        })
+      : null);
+  if (localIssues)
+    log.warn({ path: config.LINEAR_LOCAL_FILE }, "the local mode (LINEAR_LOCAL_FILE): approved Margot drafts become issues in that file, not in Linear");
+  else if (!issues)
+    log.warn("LINEAR_API_KEY is not set: approved Margot drafts cannot become Linear issues (LINEAR_LOCAL_FILE tries approvals without Linear)");
   const timers: DraftTimers = {
     scheduleExpire: (id, generation, at) => scheduleDraftExpire(queue, id, generation, at),
     cancelExpire: async (id, generation) => {
-      await cancelDraftExpire(queue, id, generation).catch((err: Error) => log.warn({ draft_id: id, err: err.message }, "could not remove an expiry job; it will find the draft decided"));
+      await cancelDraftExpire(queue, id, generation).catch((err: Error) =>
+        log.warn({ draft_id: id, err: err.message }, "could not remove an expiry job; it will find the draft decided"),
+      );
     },
     scheduleResurface: (id, generation, at) => scheduleDraftResurface(queue, id, generation, at),
     scheduleRelease: (id, at) => scheduleRateLimitRelease(queue, id, at),
@@ -98,12 +109,16 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
       case MARGOT_JOBS.researchCompleted: {
         const completion = parse(MargotResearchCompletion, job, "completion");
         const result = await bridge.processCompletion(completion, `${id}@${job.timestamp}`);
-        if (log.isLevelEnabled("info")) jobLogger(log, { queue: MARGOT_INTENT_QUEUE, jobId: id }).info({ interaction_id: completion.interaction_id, status: result.status, reason: result.reason, draft_id: result.draft_id }, "margot intent decided");
+        if (log.isLevelEnabled("info"))
+          jobLogger(log, { queue: MARGOT_INTENT_QUEUE, jobId: id }).info(
+            { interaction_id: completion.interaction_id, status: result.status, reason: result.reason, draft_id: result.draft_id },
+            "margot intent decided",
+          );
         return result;
       }
       case MARGOT_JOBS.draftReaction: {
         const r = parse(DraftReactionJob, job, "reaction");
-        return bridge.react({ draft_id: r.draft_id, reaction: r.reaction, reason: r.reason, actor: r.actor, token: id });
+        return bridge.react({ draft_id: r.draft_id, reaction: r.reaction, reason: r.reason, actor: r.actor, source: r.source, token: id });
       }
       case MARGOT_JOBS.draftExpire: {
         const t = parse(DraftTimerJob, job, "expiry");
@@ -136,7 +151,7 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
 
   return {
     name: MARGOT_INTENT_QUEUE,
-    // A completion waits for three durable commits in a row (claim, ledger row, BullMQ's completion): many in flight (ADR 0032).
+    // A completion waits for three durable commits in a row (claim, ledger row, BullMQ's completion): many in flight (ADR 0025).
     concurrency: config.MARGOT_CONCURRENCY,
     processor: async (job, token) => {
       try {
@@ -152,6 +167,7 @@ export async function createMargotIntentWorker(deps: WorkerDeps): Promise<QueueW
     close: async () => {
       await ledger.close();
       await followUps.close();
+      await localIssues?.close();
     },
   };
 }

@@ -2,7 +2,7 @@
 // hash-chained so an edit shows (chain.ts, ADR 0019).
 import { AuditUnwritableError } from "../errors.js";
 import { formatIssues } from "../invalid-input.js";
-import type { Redactor } from "../redact/index.js";
+import { redactStrings, stringsIn, type Redactor } from "../redact/index.js";
 import { isoTime } from "../iso-time.js";
 import { AuditEvent } from "./events.js";
 import { ChainedLog } from "./chain.js";
@@ -68,22 +68,4 @@ export class AuditLog {
     this.flush();
     this.log.close();
   }
-}
-
-/** Every string inside a row, nested ones included. */
-function stringsIn(value: unknown, into: string[]): string[] {
-  if (typeof value === "string") into.push(value);
-  else if (Array.isArray(value)) for (const v of value) stringsIn(v, into);
-  else if (value !== null && typeof value === "object") for (const v of Object.values(value)) stringsIn(v, into);
-  return into;
-}
-
-/** Redact every string inside a row, so a rule can never break the JSON around it. */
-export function redactStrings(value: unknown, redact: (text: string) => string): unknown {
-  if (typeof value === "string") return redact(value);
-  if (Array.isArray(value)) return value.map((v) => redactStrings(v, redact));
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v, redact)]));
-  }
-  return value;
 }

@@ -91,7 +91,8 @@ export class ChainedLog {
       const size = fstatSync(fd).size;
       const mine = this.mine;
       // The file as this writer left it (same inode, same size): nobody wrote since, so the head is ours.
-      let head: ChainHead = mine !== null && mine.size === size ? mine : this.recover(fd, size, (statements.head.get() as ChainHead | undefined) ?? { seq: 0, hash: GENESIS });
+      let head: ChainHead =
+        mine !== null && mine.size === size ? mine : this.recover(fd, size, (statements.head.get() as ChainHead | undefined) ?? { seq: 0, hash: GENESIS });
       let text = "";
       for (const fields of rows) {
         const line = JSON.stringify({ ...fields, seq: head.seq + 1, prev: head.hash });

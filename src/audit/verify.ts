@@ -35,7 +35,13 @@ export function verifyAudit(files: readonly AuditFile[], head: ChainHead | null)
   let torn: { path: string; line: number } | null = null;
   let rows = 0;
   const lastSeen = (): ChainHead | null => (last === null ? null : { seq: last.seq, hash: rowHash(last.text) });
-  const fail = (kind: ProblemKind, path: string, line: number, message: string): VerifyReport => ({ ok: false, rows, problem: { kind, path, line, message }, notes, last: lastSeen() });
+  const fail = (kind: ProblemKind, path: string, line: number, message: string): VerifyReport => ({
+    ok: false,
+    rows,
+    problem: { kind, path, line, message },
+    notes,
+    last: lastSeen(),
+  });
 
   for (const file of files) {
     const lines = file.text.split("\n");
@@ -57,12 +63,19 @@ export function verifyAudit(files: readonly AuditFile[], head: ChainHead | null)
         if (row.seq !== 1) notes.push(`${file.path} starts at seq ${row.seq}: it continues an earlier file (give that file first to check the link)`);
       } else {
         const where = `${file.path === last.path ? "" : `${last.path} `}line ${last.line}`;
-        if (row.seq <= last.seq) return fail("reordered", file.path, at, `line ${at} (seq ${row.seq}) comes after seq ${last.seq} (${where}): rows were reordered or duplicated`);
+        if (row.seq <= last.seq)
+          return fail("reordered", file.path, at, `line ${at} (seq ${row.seq}) comes after seq ${last.seq} (${where}): rows were reordered or duplicated`);
         if (row.seq > last.seq + 1) {
           const gap = row.seq === last.seq + 2 ? `row seq ${last.seq + 1} was` : `rows seq ${last.seq + 1}–${row.seq - 1} were`;
           return fail("removed", file.path, at, `${gap} removed before line ${at} (after ${where})`);
         }
-        if (row.prev !== rowHash(last.text)) return fail("changed", last.path, last.line, `line ${last.line} (seq ${last.seq}) no longer matches the hash that line ${at} of ${file.path} holds: it was changed`);
+        if (row.prev !== rowHash(last.text))
+          return fail(
+            "changed",
+            last.path,
+            last.line,
+            `line ${last.line} (seq ${last.seq}) no longer matches the hash that line ${at} of ${file.path} holds: it was changed`,
+          );
         if (torn !== null) notes.push(`${torn.path} line ${torn.line} is a torn write (a writer stopped mid-row); the chain continues past it`);
       }
       torn = null;
@@ -77,10 +90,22 @@ export function verifyAudit(files: readonly AuditFile[], head: ChainHead | null)
     const lastSeq = last?.seq ?? 0;
     if (head.seq > lastSeq) {
       const gap = head.seq === lastSeq + 1 ? `row seq ${head.seq} was` : `rows seq ${lastSeq + 1}–${head.seq} were`;
-      return fail("truncated", lastPath, (last?.path === lastPath ? last.line : 0) + 1, `${gap} removed from the end (the chain head says ${head.seq} rows were written)`);
+      return fail(
+        "truncated",
+        lastPath,
+        (last?.path === lastPath ? last.line : 0) + 1,
+        `${gap} removed from the end (the chain head says ${head.seq} rows were written)`,
+      );
     }
-    if (last !== null && head.seq < lastSeq) return fail("not_chained", last.path, last.line, `line ${last.line} (seq ${last.seq}) is past the chain head (seq ${head.seq}): it was not written by sandcastle-queue`);
-    if (last !== null && rowHash(last.text) !== head.hash) return fail("changed", last.path, last.line, `line ${last.line} (seq ${last.seq}) does not match the chain head: it was changed`);
+    if (last !== null && head.seq < lastSeq)
+      return fail(
+        "not_chained",
+        last.path,
+        last.line,
+        `line ${last.line} (seq ${last.seq}) is past the chain head (seq ${head.seq}): it was not written by sandcastle-queue`,
+      );
+    if (last !== null && rowHash(last.text) !== head.hash)
+      return fail("changed", last.path, last.line, `line ${last.line} (seq ${last.seq}) does not match the chain head: it was changed`);
   }
   return { ok: true, rows, problem: null, notes, last: lastSeen() };
 }

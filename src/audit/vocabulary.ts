@@ -20,6 +20,10 @@ export const FAILURE_REASONS = [
   "agent_failed",
   "invalid_payload",
   "audit_unwritable",
+  "model_auth_failed",
+  "model_unavailable",
+  "agent_idle",
+  "budget_exceeded",
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
@@ -30,7 +34,7 @@ export type SkipReason = (typeof SKIP_REASONS)[number];
 export const Classification = z.enum(["action_shaped", "informational", "unknown"]);
 export type Classification = z.infer<typeof Classification>;
 
-/** What the bridge did with a completion (the seed's outcomes, plus follow_up and duplicate). */
+/** What the bridge did with a completion: a `MargotIntentResult`'s `status`. */
 export const IntentStatus = z.enum([
   "informational",
   "follow_up",

@@ -6,6 +6,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import type { RedisClient } from "../redis/connect.js";
+import { sendProblem } from "./problem.js";
 
 export type Role = "admin" | "viewer";
 
@@ -113,7 +114,17 @@ export function authOf(res: Response): AuthLocals {
 const wantsHtml = (req: Request) => req.method === "GET" && (req.headers.accept ?? "").includes("text/html");
 
 /**
- * Sets res.locals.role, or answers: 401 (JSON) to API clients, a redirect to the login page to a browser.
+ * The challenge of a 401 (RFC 9110 §11.6.1, RFC 6750 §3). Bearer only: a Basic challenge would make a
+ * browser pop its own login dialog over Bull Board's fetches when a session ends (basic auth with the token
+ * as password is still accepted).
+ */
+export function authChallenge(tokenGiven: boolean): string {
+  return `Bearer realm="sandcastle-queue"${tokenGiven ? ', error="invalid_token"' : ""}`;
+}
+
+/**
+ * Sets res.locals.role, or answers: 401 (a problem, with WWW-Authenticate) to API clients, a redirect to the
+ * login page to a browser.
  * No admin token configured: the server is loopback-only, and every request is admin.
  */
 export function authenticate(tokens: Tokens, sessions: SessionStore, loginPath: string) {
@@ -145,14 +156,19 @@ export function authenticate(tokens: Tokens, sessions: SessionStore, loginPath: 
       res.redirect(303, `${loginPath}?next=${encodeURIComponent(req.originalUrl)}`);
       return;
     }
-    res.status(401).json({ error: "unauthorized", message: "send Authorization: Bearer <token> (SCQ_API_TOKEN or SCQ_VIEWER_TOKEN), or log in at /login" });
+    res.setHeader("WWW-Authenticate", authChallenge(given !== null));
+    sendProblem(
+      res,
+      "unauthorized",
+      given !== null ? "that token is not one of this server's" : "send Authorization: Bearer <token> (SCQ_API_TOKEN or SCQ_VIEWER_TOKEN), or log in at /login",
+    );
   };
 }
 
 /** Writes need the admin token; a viewer may only read. */
 export function requireAdmin(req: Request, res: Response, next: NextFunction): void {
   if (authOf(res).role === "admin") return next();
-  res.status(403).json({ error: "forbidden", message: `${req.method} needs the admin token (SCQ_API_TOKEN); this one is read-only` });
+  sendProblem(res, "forbidden", `${req.method} needs the admin token (SCQ_API_TOKEN); this one is read-only`);
 }
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -170,5 +186,5 @@ export function sameOriginWrites(req: Request, res: Response, next: NextFunction
   } catch {
     // fall through to refusal
   }
-  res.status(403).json({ error: "cross_site_write", message: "writes from another origin are refused" });
+  sendProblem(res, "cross_site_write", "writes from another origin are refused");
 }

@@ -3,6 +3,7 @@
 // token configured and listed in SCQ_ALLOWED_HOSTS (`*`: any, for a proxy that checks them itself).
 import { isIP } from "node:net";
 import type { NextFunction, Request, Response } from "express";
+import { sendProblem } from "./problem.js";
 
 export function isLoopback(host: string): boolean {
   if (host === "localhost" || host.endsWith(".localhost")) return true;
@@ -33,9 +34,12 @@ export function hostAllowed(header: string | undefined, allowed: readonly string
 export function checkHost(allowed: readonly string[] | "*", tokenSet: boolean) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (hostAllowed(req.headers.host, allowed, tokenSet)) return next();
-    res.status(421).json({
-      error: "host_not_allowed",
-      message: tokenSet ? "this Host is not served: add it to SCQ_ALLOWED_HOSTS" : "this Host is not served: without SCQ_API_TOKEN only loopback host names (127.0.0.1, localhost, [::1]) are",
-    });
+    sendProblem(
+      res,
+      "host_not_allowed",
+      tokenSet
+        ? "this Host is not served: add it to SCQ_ALLOWED_HOSTS"
+        : "this Host is not served: without SCQ_API_TOKEN only loopback host names (127.0.0.1, localhost, [::1]) are",
+    );
   };
 }

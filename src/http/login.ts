@@ -16,7 +16,8 @@ function page(next: string, error: string | null): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>sandcastle-queue: log in</title>
-<style>body{font-family:system-ui,sans-serif;max-width:26rem;margin:4rem auto;padding:0 1rem}label,input,button{display:block;width:100%;box-sizing:border-box}input{margin:.4rem 0 1rem;padding:.5rem}button{padding:.5rem}.error{color:#b00020}</style>
+<style>body{font-family:system-ui,sans-serif;max-width:26rem;margin:4rem auto;padding:0 1rem}
+label,input,button{display:block;width:100%;box-sizing:border-box}input{margin:.4rem 0 1rem;padding:.5rem}button{padding:.5rem}.error{color:#b00020}</style>
 </head><body>
 <h1>sandcastle-queue</h1>
 ${error ? `<p class="error" role="alert">${escape(error)}</p>` : ""}

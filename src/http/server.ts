@@ -2,7 +2,8 @@
 // Every request first passes the Host check (DNS rebinding); everything but /healthz, /login and public
 // routes (the Telegram webhook, with its own secret) needs a token or a session (auth.ts).
 import { once } from "node:events";
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
+import { createRequire } from "node:module";
 import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
@@ -14,16 +15,25 @@ import type { KillSwitch } from "../control/kill-switch.js";
 import { AppError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { describeTarget, type RedisTarget } from "../redis/target.js";
-import type { RunSlots } from "../sandcastle/run-slots.js";
+import type { RunSlots } from "../sandcastle/worker/run-slots.js";
+import { accessLog, type AccessLogLevel } from "./access-log.js";
 import { API_PATH, apiRouter } from "./api.js";
 import { authenticate, authOf, requireAdmin, sameOriginWrites, SessionStore, type Tokens } from "./auth.js";
+import { boardPagePolicy } from "./board-page.js";
 import { checkHost, isLoopback } from "./host-check.js";
 import { LOGIN_PATH, loginRouter } from "./login.js";
+import { methodNotAllowed } from "./method-not-allowed.js";
 import { METRICS_PATH, ServiceMetrics } from "./metrics.js";
+import { SERVICE_OPERATIONS } from "./operations.js";
+import { sendProblem } from "./problem.js";
 import { sessionEventsHandler } from "./session-events.js";
 
 export { isLoopback };
 export const BOARD_PATH = "/admin/queues";
+/** A request's headers come in one packet or a few: 10 s is plenty, and bounds a slow-headers connection. */
+const HEADERS_TIMEOUT_MS = 10_000;
+/** How often the server looks for requests past their time. */
+const CONNECTIONS_CHECK_MS = 1000;
 
 export interface HttpDeps {
   readonly host: string;
@@ -43,6 +53,10 @@ export interface HttpDeps {
   readonly audit: AuditLog;
   readonly killSwitch: KillSwitch;
   readonly sseMaxClients: number;
+  /** SCQ_ACCESS_LOG_LEVEL; unset: info. */
+  readonly accessLogLevel?: AccessLogLevel;
+  /** SCQ_HTTP_REQUEST_TIMEOUT_SECONDS, in ms: the longest a client may take to send a whole request. */
+  readonly requestTimeoutMs: number;
   readonly log: Logger;
   /** Routers mounted by other features; `public` ones skip the token (they carry their own check). */
   readonly routes?: ReadonlyArray<{ path: string; router: Router; public?: boolean }>;
@@ -59,14 +73,22 @@ function boardRouter(queues: Queues, readOnly: boolean): Router {
   return board.getRouter() as Router;
 }
 
+/** The package's version (the OpenAPI document's), read through the package's own export of package.json. */
+export const SERVICE_VERSION: string = (createRequire(import.meta.url)("sandcastle-queue/package.json") as { version: string }).version;
+
+/** Wrong methods on the routes of this file (the board and the webhook answer their own). */
+const servedHere = (paths: readonly string[]) => methodNotAllowed(SERVICE_OPERATIONS.filter((o) => paths.includes(o.path)));
+
 export function createApp(deps: HttpDeps, metrics: ServiceMetrics): Express {
   const app = express();
   app.disable("x-powered-by");
+  app.use(accessLog(deps.log, deps.accessLogLevel ?? "info"));
   app.use(checkHost(deps.allowedHosts, deps.tokens.admin !== undefined));
 
   app.get("/healthz", (_req, res) => {
     res.json({ ok: true });
   });
+  app.use(servedHere(["/healthz"]));
 
   for (const r of deps.routes ?? []) if (r.public) app.use(r.path, r.router);
 
@@ -77,6 +99,7 @@ export function createApp(deps: HttpDeps, metrics: ServiceMetrics): Express {
   } else {
     app.use(loginRouter(deps.tokens, sessions, BOARD_PATH));
   }
+  app.use(servedHere([LOGIN_PATH, "/logout"]));
 
   app.use(authenticate(deps.tokens, sessions, LOGIN_PATH), sameOriginWrites);
 
@@ -93,17 +116,25 @@ export function createApp(deps: HttpDeps, metrics: ServiceMetrics): Express {
     res.setHeader("Content-Type", metrics.registry.contentType);
     res.send(await metrics.registry.metrics());
   });
+  app.use(servedHere(["/readyz", METRICS_PATH]));
 
   // Viewers get a read-only board whatever SCQ_BOARD_READ_ONLY says; admins get what it says.
   const readOnlyBoard = boardRouter(deps.queues, true);
   const adminBoard = deps.boardReadOnly ? readOnlyBoard : boardRouter(deps.queues, false);
-  app.use(BOARD_PATH, (req: Request, res: Response, next) => {
+  app.use(BOARD_PATH, boardPagePolicy, (req: Request, res: Response, next) => {
     if (authOf(res).role === "admin") return adminBoard(req, res, next);
     if (req.method !== "GET" && req.method !== "HEAD") return requireAdmin(req, res, next);
     return readOnlyBoard(req, res, next);
   });
 
-  const sessionLogs = sessionEventsHandler({ target: deps.target, redis: deps.redis, prefix: deps.prefix, maxClients: deps.sseMaxClients, log: deps.log });
+  const sessionLogs = sessionEventsHandler({
+    target: deps.target,
+    redis: deps.redis,
+    prefix: deps.prefix,
+    runs: deps.queues.sandcastleRun,
+    maxClients: deps.sseMaxClients,
+    log: deps.log,
+  });
   app.use(
     API_PATH,
     apiRouter({
@@ -116,12 +147,14 @@ export function createApp(deps: HttpDeps, metrics: ServiceMetrics): Express {
       killSwitch: deps.killSwitch,
       redisInfo: { url: describeTarget(deps.target), embedded: deps.embeddedRedis },
       sessionLogs,
+      version: SERVICE_VERSION,
       onSkippedAtEnqueue: (result) => metrics.observeRun(result),
       log: deps.log,
     }),
   );
 
   for (const r of deps.routes ?? []) if (!r.public) app.use(r.path, r.router);
+  app.use((req: Request, res: Response) => sendProblem(res, "not_found", `no such path: ${req.path}`));
   return app;
 }
 
@@ -136,7 +169,16 @@ export async function startHttpServer(deps: HttpDeps): Promise<{ server: Server;
   const metrics = new ServiceMetrics({ queues: deps.queues, redis: deps.redis, target: deps.target, prefix: deps.prefix, log: deps.log });
   await metrics.start();
   const app = createApp(deps, metrics);
-  const server = app.listen(deps.port, deps.host);
+  // Node's defaults hold a connection that sends its request slowly for 300 s, and look only every 30 s.
+  const server = createServer(
+    {
+      requestTimeout: deps.requestTimeoutMs,
+      headersTimeout: Math.min(HEADERS_TIMEOUT_MS, deps.requestTimeoutMs),
+      connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
+    },
+    app,
+  );
+  server.listen(deps.port, deps.host);
   await once(server, "listening");
   const address = server.address();
   const port = typeof address === "object" && address !== null ? address.port : deps.port;

@@ -11,19 +11,25 @@
 // longer than finished jobs are) before the job is added.
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import type { Logger } from "../log.js";
-import type { DraftStore } from "../margot/drafts.js";
+import type { DraftStore } from "../margot/store/drafts.js";
 import { parseUpdate, type UpdateFilter } from "../review/telegram-updates.js";
 import { sameSecret } from "./auth.js";
+import { BodyError, jsonBody } from "./json-body.js";
+import { methodNotAllowed } from "./method-not-allowed.js";
+import { SERVICE_OPERATIONS } from "./operations.js";
 
 export const TELEGRAM_WEBHOOK_PATH = "/telegram";
 /** Updates are small (a draft message quoted in a reply is ≤ 4096 characters). */
-export const WEBHOOK_BODY_LIMIT = "64kb";
+export const WEBHOOK_BODY_LIMIT_BYTES = 64 * 1024;
 
 export interface TelegramWebhookDeps {
   readonly secret: string | undefined;
   readonly filter: UpdateFilter | null;
   readonly drafts: DraftStore;
-  readonly enqueueReaction: (input: { draft_id: string; reaction: string; reason: string | null; actor: string; source: "telegram"; update_id: number }, jobId: string) => Promise<unknown>;
+  readonly enqueueReaction: (
+    input: { draft_id: string; reaction: string; reason: string | null; actor: string; source: "telegram"; update_id: number },
+    jobId: string,
+  ) => Promise<unknown>;
   readonly log: Logger;
 }
 
@@ -38,7 +44,7 @@ export function telegramWebhookRouter(deps: TelegramWebhookDeps): Router {
     res.status(401).json({ ok: false, error: "unauthorized" });
   };
 
-  router.post("/webhook", checkSecret, express.json({ limit: WEBHOOK_BODY_LIMIT, type: () => true }), async (req: Request, res: Response) => {
+  router.post("/webhook", checkSecret, jsonBody(WEBHOOK_BODY_LIMIT_BYTES), async (req: Request, res: Response) => {
     if (deps.filter === null) {
       // Never 200 for an update we did not record: Telegram would not send it again.
       res.status(503).json({ ok: false, error: "no review chat configured (REVIEW_CHAT_ID): the update was not recorded" });
@@ -61,7 +67,14 @@ export function telegramWebhookRouter(deps: TelegramWebhookDeps): Router {
       }
       try {
         await deps.enqueueReaction(
-          { draft_id: draftId, reaction: update.reaction, reason: update.reason, actor: `telegram:${update.actor ?? "anonymous"}`, source: "telegram", update_id: update.update_id },
+          {
+            draft_id: draftId,
+            reaction: update.reaction,
+            reason: update.reason,
+            actor: `telegram:${update.actor ?? "anonymous"}`,
+            source: "telegram",
+            update_id: update.update_id,
+          },
           `react-tg-${update.update_id}`,
         );
       } catch (err) {
@@ -76,9 +89,11 @@ export function telegramWebhookRouter(deps: TelegramWebhookDeps): Router {
     }
   });
 
-  // Body errors (too large, not JSON) from express.json, after the secret was accepted.
-  router.use((err: { status?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {
-    const status = err.status === 413 ? 413 : 400;
+  router.use(methodNotAllowed(SERVICE_OPERATIONS.filter((o) => o.path.startsWith(`${TELEGRAM_WEBHOOK_PATH}/`)), TELEGRAM_WEBHOOK_PATH));
+
+  // Body errors (too large, not JSON, too deep), after the secret was accepted.
+  router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const status = err instanceof BodyError && err.problem === "too_large" ? 413 : 400;
     res.status(status).json({ ok: false, error: status === 413 ? "body too large" : "bad request" });
   });
   return router;

@@ -9,10 +9,13 @@
 //             a clear error, never created (a team's workflow is the team's to change)
 //   project   the Linear project named like the projects-config project, when there is one
 //
-// No duplicate after a timeout: the description carries a marker `[margot-interaction:<id>]`;
-// before every create (the first one too) the issues are searched for it, and a found issue is
-// returned instead of creating another. A create whose outcome is unknown (timeout, 5xx) is
-// followed by another search, never by a blind second create.
+// No duplicate after a timeout: the description ends with a marker `[margot-interaction:<id>:<nonce>]`,
+// the nonce random and kept with the draft; before every create (the first one too) the issues are
+// searched for it, and a found issue is returned instead of creating another. A create whose outcome is
+// unknown (timeout, 5xx) is followed by another search, never by a blind second create. Linear's search
+// is `contains`, so a found issue counts only when the marker is its description's last line: research
+// text quoted in another issue holds the marker somewhere else, never there (ADR 0040).
+import { randomUUID } from "node:crypto";
 import type { Logger } from "../log.js";
 import { LinearError, type LinearGraphQL } from "./graphql.js";
 
@@ -21,6 +24,8 @@ export const READY_STATE = "Ready for Pi-Dev";
 
 export interface IssueRequest {
   readonly interactionId: string;
+  /** The draft's marker nonce (`newMarkerNonce`): the same for every attempt at this issue. */
+  readonly markerNonce: string;
   readonly title: string;
   /** Already PII-redacted; the marker is appended here. */
   readonly description: string;
@@ -38,8 +43,19 @@ export interface IssueTracker {
   createOnce(request: IssueRequest): Promise<{ issue: LinearIssue; created: boolean }>;
 }
 
-export function issueMarker(interactionId: string): string {
-  return `[margot-interaction:${interactionId}]`;
+export function issueMarker(interactionId: string, nonce: string): string {
+  return `[margot-interaction:${interactionId}:${nonce}]`;
+}
+
+/** 32 random hex digits: a marker that no research text written before its draft can hold. */
+export function newMarkerNonce(): string {
+  return randomUUID().replaceAll("-", "");
+}
+
+/** Whether the marker is the description's last line, where createOnce puts it. */
+export function endsWithMarker(description: string, marker: string): boolean {
+  const text = description.trimEnd();
+  return text.slice(text.lastIndexOf("\n") + 1).trim() === marker;
 }
 
 const TEAMS = `query MargotTeams { teams(first: 250) { nodes { id key name } } }`;
@@ -57,7 +73,7 @@ const PROJECTS = `query MargotProjects($name: String!) {
 }`;
 const BY_MARKER = `query MargotIssueByMarker($marker: String!) {
   issues(first: 5, includeArchived: true, filter: { description: { contains: $marker } }) {
-    nodes { id identifier url labels { nodes { name } } }
+    nodes { id identifier url description labels { nodes { name } } }
   }
 }`;
 const ISSUE_CREATE = `mutation MargotIssueCreate($input: IssueCreateInput!) {
@@ -65,7 +81,7 @@ const ISSUE_CREATE = `mutation MargotIssueCreate($input: IssueCreateInput!) {
 }`;
 
 type Nodes<T> = { nodes: T[] };
-type IssueNode = { id: string; identifier: string; url?: string | null; labels?: Nodes<{ name: string }> };
+type IssueNode = { id: string; identifier: string; url?: string | null; description?: string | null; labels?: Nodes<{ name: string }> };
 
 const toIssue = (node: IssueNode): LinearIssue => ({
   id: node.id,
@@ -95,7 +111,7 @@ export class LinearIssues implements IssueTracker {
 
   async createOnce(request: IssueRequest): Promise<{ issue: LinearIssue; created: boolean }> {
     const { client } = this.options;
-    const marker = issueMarker(request.interactionId);
+    const marker = issueMarker(request.interactionId, request.markerNonce);
     const ids = await this.resolve();
     const projectId = request.projectName ? await this.projectId(request.projectName) : null;
     const input = {
@@ -122,7 +138,7 @@ export class LinearIssues implements IssueTracker {
 
   async findByMarker(marker: string): Promise<LinearIssue | null> {
     const data = await this.options.client.query<{ issues: Nodes<IssueNode> }>("MargotIssueByMarker", BY_MARKER, { marker });
-    const node = data.issues.nodes[0];
+    const node = data.issues.nodes.find((n) => endsWithMarker(n.description ?? "", marker));
     return node ? toIssue(node) : null;
   }
 
@@ -146,18 +162,28 @@ export class LinearIssues implements IssueTracker {
     if (!team) {
       const known = teams.map((t) => t.key).join(", ") || "none";
       throw new LinearError(
-        wanted ? `linear team "${this.options.team}" not found (teams: ${known}); set LINEAR_TEAM_ID to a team's id, key or name` : `set LINEAR_TEAM_ID (teams: ${known})`,
+        wanted
+          ? `linear team "${this.options.team}" not found (teams: ${known}); set LINEAR_TEAM_ID to a team's id, key or name`
+          : `set LINEAR_TEAM_ID (teams: ${known})`,
         false,
       );
     }
 
-    const states = (await client.query<{ workflowStates: Nodes<{ id: string; name: string }> }>("MargotStates", STATES, { teamId: team.id })).workflowStates.nodes;
+    const states = (await client.query<{ workflowStates: Nodes<{ id: string; name: string }> }>("MargotStates", STATES, { teamId: team.id })).workflowStates
+      .nodes;
     const state = states.find((s) => s.name.toLowerCase() === this.stateName.toLowerCase());
     if (!state) {
-      throw new LinearError(`linear team ${team.key} has no workflow state "${this.stateName}": add it in Linear (Settings → Teams → ${team.name} → Workflow)`, false);
+      throw new LinearError(
+        `linear team ${team.key} has no workflow state "${this.stateName}": add it in Linear (Settings → Teams → ${team.name} → Workflow)`,
+        false,
+      );
     }
 
-    const labels = (await client.query<{ issueLabels: Nodes<{ id: string; name: string; team?: { id: string } | null }> }>("MargotLabels", LABELS, { names: [...this.labels] })).issueLabels.nodes;
+    const labels = (
+      await client.query<{ issueLabels: Nodes<{ id: string; name: string; team?: { id: string } | null }> }>("MargotLabels", LABELS, {
+        names: [...this.labels],
+      })
+    ).issueLabels.nodes;
     const labelIds: string[] = [];
     for (const name of this.labels) {
       const usable = labels.filter((l) => l.name.toLowerCase() === name.toLowerCase() && (!l.team || l.team.id === team.id));
@@ -166,9 +192,13 @@ export class LinearIssues implements IssueTracker {
         labelIds.push(label.id);
         continue;
       }
-      const made = await client.mutate<{ issueLabelCreate: { success: boolean; issueLabel: { id: string; name: string } | null } }>("MargotLabelCreate", LABEL_CREATE, {
-        input: { name, teamId: team.id },
-      });
+      const made = await client.mutate<{ issueLabelCreate: { success: boolean; issueLabel: { id: string; name: string } | null } }>(
+        "MargotLabelCreate",
+        LABEL_CREATE,
+        {
+          input: { name, teamId: team.id },
+        },
+      );
       if (!made.issueLabelCreate.success || !made.issueLabelCreate.issueLabel) throw new LinearError(`linear could not create label ${name}`, true);
       log.info({ label: name, team: team.key }, "created missing Linear label");
       labelIds.push(made.issueLabelCreate.issueLabel.id);

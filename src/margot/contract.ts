@@ -1,4 +1,4 @@
-// The Margot bridge's wire contract (seed: margot-sandcastle-bridge, "Contract"),
+// The Margot bridge's wire contract (the margot-intent queue, docs/contracts.md),
 // as zod schemas. Types are inferred from the schemas so there is one source of truth.
 // Objects are strict: an unknown field is refused, never silently dropped.
 import { z } from "zod";
@@ -22,15 +22,11 @@ export const InteractionId = z
   .max(INTERACTION_ID_MAX_LENGTH, {
     error: `interaction_id must be at most ${INTERACTION_ID_MAX_LENGTH} characters`,
   })
-  .refine((id) => !id.includes(":"), {
-    error: "interaction_id must not contain ':' (it is used as a BullMQ job id)",
-  })
-  .refine((id) => !/^-?\d+$/.test(id), {
-    error: "interaction_id must not be all digits (BullMQ refuses integer job ids)",
-  })
-  .refine((id) => !/[\s`\p{Cc}]/u.test(id), {
-    error: "interaction_id must not contain whitespace, control characters or backticks",
-  });
+  // Regexes rather than refinements, so the JSON Schemas carry them as patterns. \x00-\x1f and \x7f-\x9f
+  // are exactly Unicode's control characters (Cc), spelled so that any regex dialect reads them.
+  .regex(/^[^:]*$/, { error: "interaction_id must not contain ':' (it is used as a BullMQ job id)" })
+  .regex(/^(?!-?\d+$)/, { error: "interaction_id must not be all digits (BullMQ refuses integer job ids)" })
+  .regex(/^[^\s`\x00-\x1f\x7f-\x9f]*$/, { error: "interaction_id must not contain whitespace, control characters or backticks" });
 
 const isoDatetime = (field: string) =>
   z.iso.datetime({ offset: true, error: `${field} must be an ISO 8601 datetime, e.g. 2026-09-17T03:04:05Z` });
@@ -51,10 +47,13 @@ export const MARGOT_BODY_MAX_BYTES = 1024 * 1024;
 export const MargotResearchCompletion = z
   .object({
     interaction_id: InteractionId,
-    body: nonEmpty("body").refine((body) => body.length <= MARGOT_BODY_MAX_BYTES && Buffer.byteLength(body, "utf8") <= MARGOT_BODY_MAX_BYTES, {
-      error: (issue) =>
-        `body must be at most ${MARGOT_BODY_MAX_BYTES} bytes of UTF-8 (1 MiB, the Margot body size limit); this one is ${typeof issue.input === "string" ? Buffer.byteLength(issue.input, "utf8") : "?"} bytes`,
-    }),
+    body: nonEmpty("body")
+      .refine((body) => body.length <= MARGOT_BODY_MAX_BYTES && Buffer.byteLength(body, "utf8") <= MARGOT_BODY_MAX_BYTES, {
+        error: (issue) =>
+          `body must be at most ${MARGOT_BODY_MAX_BYTES} bytes of UTF-8 (1 MiB, the Margot body size limit); this one is ${typeof issue.input === "string" ? Buffer.byteLength(issue.input, "utf8") : "?"} bytes`,
+      })
+      // JSON Schema counts characters, not bytes: it can say the bound every body within the limit meets.
+      .meta({ maxLength: MARGOT_BODY_MAX_BYTES, description: `At most ${MARGOT_BODY_MAX_BYTES} bytes of UTF-8 (1 MiB, the Margot body size limit)` }),
     originated_at: isoDatetime("originated_at"),
     originating_session_id: nonEmpty("originating_session_id"),
   })
@@ -81,7 +80,7 @@ export const REASONS_BY_STATUS: Readonly<Record<IntentStatus, readonly IntentRea
   duplicate: ["duplicate_interaction"],
 };
 
-/** Output per completion: the seed's fields, plus `status` and a machine `reason`. */
+/** Output per completion: what was decided, with `status` and a machine `reason`. */
 export const MargotIntentResult = z
   .object({
     interaction_id: InteractionId,
@@ -121,6 +120,13 @@ export const MargotIntentResult = z
             : `reason ${result.reason} does not go with status ${result.status} (one of ${allowed.join(", ")})`,
       });
     }
+  })
+  // The rule above, as JSON Schema says it: for each status, the reasons that go with it.
+  .meta({
+    allOf: Object.entries(REASONS_BY_STATUS).map(([status, reasons]) => ({
+      if: { type: "object", properties: { status: { const: status } }, required: ["status"] },
+      then: { type: "object", properties: { reason: reasons.length === 0 ? { type: "null" } : { enum: [...reasons] } }, required: ["reason"] },
+    })),
   });
 export type MargotIntentResult = z.infer<typeof MargotIntentResult>;
 

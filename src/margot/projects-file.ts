@@ -28,7 +28,7 @@ export async function readProjectsFile(path: string): Promise<readonly Project[]
   return parsed.data.projects;
 }
 
-/** How often the file's mtime is looked at: every completion asks, a stat each time cost more than the rest of its reading. */
+/** How often the file's mtime is looked at: every completion asks, and a stat per completion would cost more than the rest. */
 export const PROJECTS_RECHECK_MS = 1000;
 
 /**

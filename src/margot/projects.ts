@@ -1,5 +1,5 @@
 // The projects config (PROJECTS_CONFIG_PATH, default config/harness/projects.json):
-// the repos Margot may propose work against (the seed's repo allowlist) and the
+// the repos Margot may propose work against (the repo allowlist) and the
 // names by which research text refers to them.
 //
 // Format:
@@ -65,7 +65,7 @@ export function findProjectByRepo(projects: readonly Project[], repo: string): P
   return projects.find((project) => sameRepo(project.repo, repo));
 }
 
-/** The seed's repo allowlist: a target repo must be a configured project. */
+/** The repo allowlist: a target repo must be a configured project. */
 export function isRepoAllowed(projects: readonly Project[], repo: string): boolean {
   return findProjectByRepo(projects, repo) !== undefined;
 }

@@ -17,17 +17,18 @@
  */
 import { ANSI_ESCAPE, hasAnsi, stripAnsi } from "./ansi.js";
 import { KEY_SHAPES, keyShapeReplacement } from "./key-shapes.js";
-import { HintScanner } from "./hint-scan.js";
+import { HintScanner } from "../hints.js";
 import { collectKnownValues } from "./known-values.js";
 import { literalAlternation } from "./literal-trie.js";
 import { NAME_HINTS, redactSecretNames } from "./name-rule.js";
 import { mayTouchPem, PEM_HINT, PEM_MAX_LINES, PEM_REPLACEMENT, splitPem } from "./pem.js";
 
-export { containsKeyShape, KEY_SHAPES, keyShapeIn } from "./key-shapes.js";
+export { containsKeyShape, KEY_SHAPES, keyShape, keyShapeIn, keyShapeReplacement, urlPassword } from "./key-shapes.js";
 export type { KeyShape } from "./key-shapes.js";
 export { base64Fragment, MIN_SECRET_LENGTH } from "./known-values.js";
 export { containsSecretName, NAME_REPLACEMENT, NAME_RULE } from "./name-rule.js";
-export { PEM_MAX_LINES, PEM_REPLACEMENT } from "./pem.js";
+export { PEM_BLOCK, PEM_HINT, PEM_MAX_LINES, PEM_REPLACEMENT } from "./pem.js";
+export { redactStrings, stringsIn } from "./nested-strings.js";
 
 export const REDACTED = "[REDACTED]";
 

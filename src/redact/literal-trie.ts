@@ -1,5 +1,6 @@
 // Many literals as one regex whose alternatives are factored by shared prefix, so a position
 // is tested once per distinct next char instead of once per literal (secrets often share `sk-ant-…`).
+import { escapeRegExp } from "../escape-regexp.js";
 
 interface TrieNode {
   terminal: boolean;
@@ -8,10 +9,6 @@ interface TrieNode {
 
 function newNode(): TrieNode {
   return { terminal: false, children: new Map() };
-}
-
-export function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
 }
 
 function sourceOf(start: TrieNode): string {

@@ -1,4 +1,4 @@
-// The seed's rule: NAME_(KEY|TOKEN|SECRET|PASSWORD) followed by = or : and a value.
+// The name rule: NAME_(KEY|TOKEN|SECRET|PASSWORD) followed by = or : and a value.
 // Env/YAML style becomes `***=[REDACTED]`; a quoted JSON key keeps the document valid: `"***":"[REDACTED]"`.
 
 const NAME = "[A-Z0-9_]+_(?:KEY|TOKEN|SECRET|PASSWORD)";
@@ -16,12 +16,12 @@ const BARE_NAME = `(?<![A-Z0-9_])${NAME}${GAP}[=:]${GAP}(?:${QUOTED}|\\S+)?`;
 
 const NAME_REDACTION = new RegExp(`${QUOTED_NAME}|${BARE_NAME}`, "g");
 const NAME_HINT = /_(?:KEY|TOKEN|SECRET|PASSWORD)/;
-/** Literals of which every match holds one (see hint-scan.ts). */
+/** Literals of which every match holds one (see src/hints.ts). */
 export const NAME_HINTS: readonly string[] = ["_KEY", "_TOKEN", "_SECRET", "_PASSWORD"];
 
 export const NAME_REPLACEMENT = "***=[REDACTED]";
 
-/** Same lines as the seed's `grep -E '[A-Z_]+_(KEY|TOKEN|SECRET|PASSWORD)\s*[=:]'`, anchored at a run start to stay linear. */
+/** Same lines as `grep -E '[A-Z_]+_(KEY|TOKEN|SECRET|PASSWORD)\s*[=:]'`, anchored at a run start to stay linear. */
 export const NAME_RULE = /(?<![A-Z_])[A-Z_]+_(?:KEY|TOKEN|SECRET|PASSWORD)\s*[=:]/;
 
 export function containsSecretName(text: string): boolean {

@@ -7,6 +7,9 @@ export const PEM_REPLACEMENT = "[REDACTED:private-key]";
 const BEGIN = /-----BEGIN[A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
 const END = /-----END[A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
 
+/** A whole block, BEGIN to END, for a text read at once rather than line by line. */
+export const PEM_BLOCK = new RegExp(`${BEGIN.source}[\\s\\S]*?${END.source}`, "g");
+
 export interface PemSegment {
   readonly text: string;
   readonly secret: boolean;

@@ -1,7 +1,7 @@
 // The writes of one stretch of work (effect marks, the Margot stores' scripts of the jobs a batch of preparations
 // or a reply let go) share one system call: the connection's socket is corked until the microtasks queued so far
 // have run, then written at once. Each write to Redis's socket costs a system call and a wake-up of redis-server;
-// holding it to the turn's check phase instead made every claim wait out the next turn's I/O (ADR 0028).
+// holding it to the turn's check phase instead made every claim wait out the next turn's I/O (ADR 0025).
 import { Redis } from "./ioredis.js";
 import type { RedisClient } from "./connect.js";
 

@@ -6,6 +6,7 @@ import type { Logger } from "../log.js";
 import { EmbeddedRedis } from "./embedded.js";
 import { assertNoEviction } from "./eviction-policy.js";
 import { clusterOptions, describeTarget, redisOptions, type ClusterNode, type RedisTarget, type RedisRole } from "./target.js";
+import { credentialsMessage, credentialsRefusal, type CredentialsRefusal } from "./credentials.js";
 import { certificateProblem, tlsNode } from "./tls-dial.js";
 
 /** One Redis server or a Redis Cluster: every module takes this, never a bare Redis. */
@@ -39,7 +40,11 @@ export async function resolveRedisSite(settings: SiteSettings, log: Logger, onOt
 
 /** A client not yet connected (lazyConnect): a Cluster for cluster targets, else one Redis connection. */
 export function createRedisClient(target: RedisTarget, role: RedisRole): RedisClient {
-  if (target.kind === "cluster") return new Cluster(target.nodes.map((n) => ({ host: n.host, port: n.port })), { ...clusterOptions(target, role), lazyConnect: true });
+  if (target.kind === "cluster")
+    return new Cluster(
+      target.nodes.map((n) => ({ host: n.host, port: n.port })),
+      { ...clusterOptions(target, role), lazyConnect: true },
+    );
   return new Redis({ ...redisOptions(target, role), lazyConnect: true });
 }
 
@@ -49,22 +54,43 @@ export function createRedisClient(target: RedisTarget, role: RedisRole): RedisCl
  */
 export async function connectRedis(target: RedisTarget, role: RedisRole, timeoutMs = 5000): Promise<RedisClient> {
   const redis = createRedisClient(target, role);
+  // Refused credentials reach us only as an error event; a worker's connection would retry them forever.
+  let refusedCredentials: (refusal: CredentialsRefusal) => void = () => {};
+  const refused = new Promise<never>((_, reject) => {
+    refusedCredentials = (refusal) => reject(new AppError("redis_credentials_refused", credentialsMessage(refusal, describeTarget(target), target)));
+  });
+  refused.catch(() => {});
+  const onError = (err: unknown) => {
+    const refusal = credentialsRefusal(err) ?? credentialsRefusal((err as { lastNodeError?: unknown } | null)?.lastNodeError);
+    if (refusal !== null) refusedCredentials(refusal);
+  };
   // Errors surface through connect(); without a listener ioredis prints them as unhandled.
-  redis.on("error", () => {});
+  redis.on("error", onError);
+  if (redis instanceof Cluster) redis.on("node error", onError);
   try {
-    await withTimeout(redis.connect(), timeoutMs);
+    await Promise.race([withTimeout(redis.connect(), timeoutMs), refused]);
     // A cluster answers only once its slots are known and served.
-    if (redis instanceof Cluster) await withTimeout(redis.ping(), timeoutMs);
+    if (redis instanceof Cluster) await Promise.race([withTimeout(redis.ping(), timeoutMs), refused]);
+    redis.off("error", onError);
+    redis.on("error", () => {});
+    if (redis instanceof Cluster) redis.off("node error", onError);
     return redis;
   } catch (err) {
     redis.disconnect();
+    if (err instanceof AppError && err.kind === "redis_credentials_refused") throw err;
     // ioredis says only "Connection is closed" (a cluster: "None of startup nodes is available") when the certificate is the reason.
     const node = tlsNode(target);
     const untrusted = node ? await certificateProblem(node) : null;
     if (untrusted !== null) {
-      throw new AppError("redis_unavailable", `cannot reach Redis at ${describeTarget(target)}: its TLS certificate is not trusted (${untrusted}). For a private CA, set NODE_EXTRA_CA_CERTS to the CA's PEM file.`);
+      throw new AppError(
+        "redis_unavailable",
+        `cannot reach Redis at ${describeTarget(target)}: its TLS certificate is not trusted (${untrusted}). For a private CA, set NODE_EXTRA_CA_CERTS to the CA's PEM file.`,
+      );
     }
-    const fix = target.kind === "cluster" ? "Check REDIS_CLUSTER_NODES (and that the cluster is up: redis-cli --cluster check host:port)." : "Start Redis (or `npm start` for the embedded one) or fix REDIS_URL.";
+    const fix =
+      target.kind === "cluster"
+        ? "Check REDIS_CLUSTER_NODES (and that the cluster is up: redis-cli --cluster check host:port)."
+        : "Start Redis (or `npm start` for the embedded one) or fix REDIS_URL.";
     throw new AppError("redis_unavailable", `cannot reach Redis at ${describeTarget(target)}: ${(err as Error).message.replace(/\.$/, "")}. ${fix}`);
   }
 }
@@ -74,7 +100,8 @@ export async function checkRedis(target: RedisTarget): Promise<void> {
   const redis = await connectRedis(target, "producer");
   try {
     if (redis instanceof Cluster) {
-      for (const node of redis.nodes("master")) await assertNoEviction(node, `${describeTarget(target)} (node ${node.options.host ?? "?"}:${node.options.port ?? "?"})`);
+      for (const node of redis.nodes("master"))
+        await assertNoEviction(node, `${describeTarget(target)} (node ${node.options.host ?? "?"}:${node.options.port ?? "?"})`);
     } else {
       await assertNoEviction(redis, describeTarget(target));
     }

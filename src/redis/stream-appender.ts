@@ -206,7 +206,8 @@ export class StreamAppender {
       const waiter = link.pending.shift();
       if (waiter === undefined) return this.fail(link, new AppError("redis_unavailable", "session log: Redis sent a reply nobody asked for"));
       if (parsed.error === null) waiter.resolve(parsed.value);
-      else if (!this.redirect(link, waiter, parsed.error)) waiter.reject(new AppError("redis_unavailable", `session log: Redis refused a write: ${parsed.error}`));
+      else if (!this.redirect(link, waiter, parsed.error))
+        waiter.reject(new AppError("redis_unavailable", `session log: Redis refused a write: ${parsed.error}`));
       if (link.retired && link.pending.length === 0) link.socket.destroy();
     }
   }

@@ -11,7 +11,7 @@ export class LocalReviewChannel implements ReviewChannel {
 
   async postDraft(message: DraftMessage): Promise<MessageRef> {
     this.log.info({ draft_id: message.draft_id, kind: message.kind }, "draft waiting for review: `sandcastle-queue drafts list`, then `drafts react`");
-    return { channel: "local", chat_id: null, message_id: null };
+    return { channel: "local", chat_id: null, message_id: null, shown_whole: true };
   }
 
   async postNotice(text: string): Promise<void> {

@@ -12,6 +12,8 @@ export interface MessageRef {
   /** Telegram chat id (as a string); null for the local channel. */
   readonly chat_id: string | null;
   readonly message_id: number | null;
+  /** Whether the channel showed the draft's whole text (false: approving from the channel is refused; absent on refs stored before). */
+  readonly shown_whole?: boolean;
 }
 
 export interface DraftMessage {

@@ -4,13 +4,20 @@
 // Reactions come back as `message_reaction` updates on the webhook (telegram-updates.ts).
 //
 // Plain text (no parse_mode): a research body full of `_`, `*` and backticks must not break
-// Markdown parsing. Messages are capped at Telegram's 4096 characters.
+// Markdown parsing. A message holds at most 4096 characters, so a longer draft goes out in parts, one
+// after another, and only the last part is the draft's message: a reaction can land only once the whole
+// text is in the chat. A draft longer than DRAFT_PARTS_MAX parts is shown in part and says it cannot be
+// approved here (ADR 0040); what reaches Linear is always the whole draft.
 import type { Logger } from "../log.js";
 import { ReviewChannelError, type DraftMessage, type MessageRef, type ReviewChannel } from "./review-channel.js";
 
 /** Telegram's limit for one message's text. */
 export const TELEGRAM_TEXT_LIMIT = 4096;
-const TRUNCATED = "\n… (truncated; the full body goes into the Linear issue)";
+/** Telegram lets a bot send about 20 messages a minute to one group: a draft takes at most this many. */
+export const DRAFT_PARTS_MAX = 12;
+const TRUNCATED = "\n… (truncated)";
+/** Room kept in each part for its head and the last part's foot. */
+const PART_FRAME = 512;
 const DEFAULT_TIMEOUT_MS = 15_000;
 /** A 429 asking us to wait longer than this is left to the job's own retry. */
 const MAX_INLINE_RETRY_AFTER_S = 30;
@@ -26,15 +33,58 @@ export interface TelegramChannelOptions {
 
 export const REACTION_HELP = "React 👍 approve · 👎 reject · 😴 defer — or reply /approve, /reject <reason>, /defer";
 
-export function draftText(message: DraftMessage): string {
+/** The messages one draft goes out as, in order; `whole`: together they show all of its body. */
+export interface DraftMessages {
+  readonly texts: readonly string[];
+  readonly whole: boolean;
+}
+
+export function draftMessages(message: DraftMessage): DraftMessages {
+  const { draft_id: id, kind } = message;
+  const resent = "re-sent: an earlier send may have arrived unconfirmed";
   const lead =
-    message.kind === "resurfaced"
-      ? `⏰ Deferred Margot draft ${message.draft_id} is back`
-      : message.kind === "resent"
-        ? `📝 Margot draft ${message.draft_id} (re-sent: an earlier send may have arrived unconfirmed; react to this message)`
-        : `📝 Margot draft ${message.draft_id}`;
-  const head = `${lead}\n${REACTION_HELP}\nExpires ${message.expires_at} unless someone reacts.\n\n`;
-  return clip(head + message.body);
+    kind === "resurfaced" ? `⏰ Deferred Margot draft ${id} is back` : kind === "resent" ? `📝 Margot draft ${id} (${resent})` : `📝 Margot draft ${id}`;
+  const expires = `Expires ${message.expires_at} unless someone reacts.`;
+  const singleLead = kind === "resent" ? `📝 Margot draft ${id} (${resent}; react to this message)` : lead;
+  const single = `${singleLead}\n${REACTION_HELP}\n${expires}\n\n${message.body}`;
+  if (single.length <= TELEGRAM_TEXT_LIMIT) return { texts: [single], whole: true };
+  const chunks = splitText(message.body, TELEGRAM_TEXT_LIMIT - PART_FRAME);
+  if (chunks.length > DRAFT_PARTS_MAX) {
+    const refusal =
+      `⚠ This draft is ${message.body.length} characters: more than Telegram shows in ${DRAFT_PARTS_MAX} messages, so it cannot be approved here. ` +
+      `Read it whole with \`sandcastle-queue drafts show ${id}\`, then approve with \`sandcastle-queue drafts react ${id} approve\`. Here 👎 rejects and 😴 defers.`;
+    return { texts: [clip(`${lead}\n${refusal}\n${expires}\n\n${message.body}`)], whole: false };
+  }
+  const n = chunks.length;
+  const texts = chunks.map((chunk, i) =>
+    i === 0
+      ? `${lead} · part 1/${n}: react to part ${n}, the last\n\n${chunk}`
+      : i < n - 1
+        ? `📝 Margot draft ${id} · part ${i + 1}/${n}\n\n${chunk}`
+        : `📝 Margot draft ${id} · part ${n}/${n}, the last\n\n${chunk}\n\n${REACTION_HELP} (to this message)\n${expires}`,
+  );
+  return { texts, whole: true };
+}
+
+/** Pieces of at most `max` characters, cut at a line end where one falls in the second half of a piece (that line end is dropped). */
+export function splitText(text: string, max: number): string[] {
+  const pieces: string[] = [];
+  let start = 0;
+  while (text.length - start > max) {
+    let cut = text.lastIndexOf("\n", start + max);
+    if (cut <= start + max / 2) {
+      cut = start + max;
+      // Never between the two halves of a surrogate pair.
+      if (/[\uD800-\uDBFF]/.test(text[cut - 1] ?? "")) cut -= 1;
+      pieces.push(text.slice(start, cut));
+      start = cut;
+    } else {
+      pieces.push(text.slice(start, cut));
+      start = cut + 1;
+    }
+  }
+  pieces.push(text.slice(start));
+  return pieces;
 }
 
 export function clip(text: string): string {
@@ -59,12 +109,18 @@ export class TelegramReviewChannel implements ReviewChannel {
   }
 
   async postDraft(message: DraftMessage): Promise<MessageRef> {
-    const result = await this.send({ text: draftText(message) });
-    return { channel: "telegram", chat_id: String(result.chat?.id ?? this.options.chatId), message_id: result.message_id ?? null };
+    const { texts, whole } = draftMessages(message);
+    let result: NonNullable<TelegramAnswer["result"]> = {};
+    // One after another: the last part, the one a reaction goes to, is sent only once the others arrived.
+    for (const text of texts) result = await this.send({ text });
+    return { channel: "telegram", chat_id: String(result.chat?.id ?? this.options.chatId), message_id: result.message_id ?? null, shown_whole: whole };
   }
 
   async postNotice(text: string, replyTo?: MessageRef): Promise<void> {
-    const reply = replyTo?.channel === "telegram" && replyTo.message_id !== null ? { reply_parameters: { message_id: replyTo.message_id, allow_sending_without_reply: true } } : {};
+    const reply =
+      replyTo?.channel === "telegram" && replyTo.message_id !== null
+        ? { reply_parameters: { message_id: replyTo.message_id, allow_sending_without_reply: true } }
+        : {};
     await this.send({ text: clip(text), ...reply });
   }
 

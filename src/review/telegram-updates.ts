@@ -2,49 +2,27 @@
 //
 // Two ways to react to a draft message in REVIEW_CHAT_ID:
 //   - a reaction (`message_reaction` update: {chat, message_id, user?, date, old_reaction,
-//     new_reaction}); only an emoji that was added counts. Telegram's standard reaction set
-//     has 👍 and 👎 but neither ❌ nor ⏳, so 😴 and 🥱 also mean defer.
+//     new_reaction}); only an emoji that was added counts (reactions.ts says which emoji mean what).
 //   - a reply to the draft message (`message` update with `reply_to_message`), whose text starts
 //     with an emoji (👍 ❌ 👎 ⏳) or a command (/approve, /reject <reason>, /defer; "/reject@Bot"
 //     works too). A reply is the way to give a rejection reason.
 // Everything else (other chats, other updates, removed reactions) is ignored.
 import { z } from "zod";
+import { bareEmoji, REACTION_EMOJI, reactionForEmoji, REACTIONS, type Reaction } from "./reactions.js";
 
-export type Reaction = "approve" | "reject" | "defer";
-export const REACTIONS = ["approve", "reject", "defer"] as const;
-
-const EMOJI: ReadonlyArray<[string, Reaction]> = [
-  ["👍", "approve"],
-  ["👎", "reject"],
-  ["❌", "reject"],
-  ["⏳", "defer"],
-  ["⌛", "defer"],
-  ["😴", "defer"],
-  ["🥱", "defer"],
-];
-
-/** Emoji compare without variation selectors / skin tones ("👍🏽" is 👍). */
-function bareEmoji(text: string): string {
-  return text.replace(/[\u{FE0E}\u{FE0F}\u{1F3FB}-\u{1F3FF}]/gu, "");
-}
-
-export function reactionForEmoji(emoji: string): Reaction | null {
-  const bare = bareEmoji(emoji.trim());
-  return EMOJI.find(([e]) => e === bare)?.[1] ?? null;
-}
-
-const COMMANDS: Record<string, Reaction> = { approve: "approve", reject: "reject", defer: "defer" };
+/** A command naming a reaction: "/approve", "/reject@MargotBot <reason>". */
+const COMMAND = new RegExp(String.raw`^\/(${REACTIONS.join("|")})(?:@\w+)?(?:\s+([\s\S]*))?$`, "i");
 
 /** "/reject@MargotBot too risky" → reject, "too risky"; "❌ wrong repo" → reject, "wrong repo". */
 export function reactionForText(text: string): { reaction: Reaction; reason: string | null } | null {
   const trimmed = text.trim();
-  const command = /^\/(approve|reject|defer)(?:@\w+)?(?:\s+([\s\S]*))?$/i.exec(trimmed);
+  const command = COMMAND.exec(trimmed);
   if (command?.[1]) {
-    const reaction = COMMANDS[command[1].toLowerCase()];
+    const reaction = REACTIONS.find((r) => r === command[1]!.toLowerCase());
     if (!reaction) return null;
     return { reaction, reason: cleanReason(command[2]) };
   }
-  for (const [emoji, reaction] of EMOJI) {
+  for (const [emoji, reaction] of REACTION_EMOJI) {
     const bare = bareEmoji(trimmed);
     if (bare.startsWith(emoji)) return { reaction, reason: cleanReason(bare.slice(emoji.length)) };
   }
@@ -125,7 +103,8 @@ export function parseUpdate(body: unknown, filter: UpdateFilter): ParsedUpdate {
     const added = r.new_reaction.filter((t) => t.type === "emoji" && !before.has(bareEmoji(t.emoji ?? "")));
     for (const t of added) {
       const reaction = reactionForEmoji(t.emoji ?? "");
-      if (reaction) return { kind: "reaction", update_id: update.update_id, chat_id: String(r.chat.id), message_id: r.message_id, reaction, reason: null, actor };
+      if (reaction)
+        return { kind: "reaction", update_id: update.update_id, chat_id: String(r.chat.id), message_id: r.message_id, reaction, reason: null, actor };
     }
     return ignore("no review emoji added");
   }

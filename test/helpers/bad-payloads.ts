@@ -7,12 +7,31 @@ export interface BadPayload {
   readonly payload: unknown;
 }
 
-const notString = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }), fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }));
+const notString = fc.oneof(
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.string(), { maxLength: 2 }),
+  fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }),
+);
 const notStringOrNull = notString.filter((v) => v !== null);
 const notNumber = fc.oneof(fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 2 }));
 const relative = fc.string({ minLength: 1, maxLength: 30 }).filter((p) => !p.startsWith("/"));
-const badPlainName = fc.oneof(fc.constant(""), fc.constant("../etc"), fc.constant("a/b"), fc.constant("x..y"), fc.string({ minLength: 1, maxLength: 10 }).map((s) => `/${s}`), notString);
-const badSessionId = fc.oneof(fc.constant(""), fc.constant("a".repeat(129)), fc.string({ minLength: 1, maxLength: 10 }).map((s) => `-${s}`), fc.constant("has space"), notString);
+const badPlainName = fc.oneof(
+  fc.constant(""),
+  fc.constant("../etc"),
+  fc.constant("a/b"),
+  fc.constant("x..y"),
+  fc.string({ minLength: 1, maxLength: 10 }).map((s) => `/${s}`),
+  notString,
+);
+const badSessionId = fc.oneof(
+  fc.constant(""),
+  fc.constant("a".repeat(129)),
+  fc.string({ minLength: 1, maxLength: 10 }).map((s) => `-${s}`),
+  fc.constant("has space"),
+  notString,
+);
 const badBoolean = fc.oneof(fc.string(), fc.integer(), fc.constant(null));
 /** A key no schema here has; `__proto__` and friends included, they must be refused as unknown too. */
 const unknownKey = (known: readonly string[]) =>
@@ -31,13 +50,22 @@ function unknownField(base: Record<string, unknown>): fc.Arbitrary<BadPayload> {
   });
 }
 
-const notAnObject: fc.Arbitrary<BadPayload> = fc.oneof(fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.string(), fc.integer()).map((payload) => ({ field: "(top level)", payload }));
+const notAnObject: fc.Arbitrary<BadPayload> = fc
+  .oneof(fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.string(), fc.integer())
+  .map((payload) => ({ field: "(top level)", payload }));
 
 /** A SandcastleRunRequest (valid as `base`) wrong in one field, or not an object at all. */
 export function badRunRequest(base: Record<string, unknown>): fc.Arbitrary<BadPayload> {
   return fc.oneof(
     oneField(base, "session_id", badSessionId),
-    oneField(base, "agent", fc.oneof(fc.string().filter((a) => !["claudeCode", "codex", "pi", "opencode", "script"].includes(a)), notString)),
+    oneField(
+      base,
+      "agent",
+      fc.oneof(
+        fc.string().filter((a) => !["claudeCode", "codex", "pi", "opencode", "script"].includes(a)),
+        notString,
+      ),
+    ),
     oneField(base, "sandbox", fc.oneof(fc.constantFrom("lxc", "vm", "Docker", ""), notString)),
     // noSandbox outside a dry run is refused on the sandbox field.
     fc.constant({ field: "sandbox", payload: { ...base, sandbox: "noSandbox", dry_run: false } }),
@@ -47,13 +75,26 @@ export function badRunRequest(base: Record<string, unknown>): fc.Arbitrary<BadPa
     oneField(base, "repo_workdir", fc.oneof(relative, notString)),
     oneField(base, "branch", fc.oneof(fc.constant(""), fc.constant("b".repeat(201)), notString)),
     oneField(base, "env_manifest_name", badPlainName),
-    oneField(base, "parallel_implementers", fc.oneof(fc.integer({ max: 0 }), fc.integer({ min: 9 }), fc.double({ min: 1.01, max: 7.99, noNaN: true }).filter((d) => !Number.isInteger(d)), notNumber)),
+    oneField(
+      base,
+      "parallel_implementers",
+      fc.oneof(
+        fc.integer({ max: 0 }),
+        fc.integer({ min: 9 }),
+        fc.double({ min: 1.01, max: 7.99, noNaN: true }).filter((d) => !Number.isInteger(d)),
+        notNumber,
+      ),
+    ),
     oneField(base, "timeout_minutes", fc.oneof(fc.double({ max: 0, noNaN: true }), fc.double({ min: 240.001, max: 1e9, noNaN: true }), notNumber)),
-    oneField(base, "extra_env", fc.oneof(
-      fc.constantFrom({ API_KEY: "x" }, { GITHUB_TOKEN: "x" }, { "1BAD": "x" }, { "BAD-NAME": "x" }, { OK: "v".repeat(4097) }),
-      fc.integer().map((n) => ({ OK: n })),
-      notString.filter((v) => v === null || typeof v !== "object" || Array.isArray(v)),
-    )),
+    oneField(
+      base,
+      "extra_env",
+      fc.oneof(
+        fc.constantFrom({ API_KEY: "x" }, { GITHUB_TOKEN: "x" }, { "1BAD": "x" }, { "BAD-NAME": "x" }, { OK: "v".repeat(4097) }),
+        fc.integer().map((n) => ({ OK: n })),
+        notString.filter((v) => v === null || typeof v !== "object" || Array.isArray(v)),
+      ),
+    ),
     oneField(base, "dry_run", badBoolean),
     oneField(base, "on_capacity", fc.oneof(fc.constantFrom("drop", "queue", ""), notString)),
     unknownField(base),

@@ -1,6 +1,7 @@
 // Run the compiled CLI as a real process (tests build first: `pretest`), and stop every process we start.
 import { spawn, type ChildProcess } from "node:child_process";
 import { resolve } from "node:path";
+import { shellQuote } from "../../src/sandcastle/shell-quote.js";
 
 export const CLI = resolve(import.meta.dirname, "../../dist/src/cli/main.js");
 
@@ -18,15 +19,25 @@ export function cliEnv(extra: Record<string, string | undefined>): NodeJS.Proces
 }
 
 export function runCli(args: string[], env: NodeJS.ProcessEnv, opts: { input?: string; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  return runProgram(process.execPath, [CLI, ...args], env, opts);
+}
+
+/** Any program (a path, or a name looked up on env.PATH) to its end, its output collected; SIGKILLed past the timeout. */
+export function runProgram(
+  bin: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  opts: { input?: string; cwd?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env, cwd: opts.cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(bin, args, { env, cwd: opts.cwd, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`CLI ${args.join(" ")} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(new Error(`${bin} ${args.join(" ")} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
     }, opts.timeoutMs ?? 30_000);
     child.on("error", reject);
     child.on("close", (code) => {
@@ -36,6 +47,44 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv, opts: { input?: s
     child.stdin.end(opts.input ?? "");
   });
 }
+
+/** The CLI on a pseudo-terminal (script(1)): its stdin, stdout and stderr are a TTY; `output` is every byte the terminal got. */
+export class TerminalCli {
+  private readonly chunks: Buffer[] = [];
+  readonly exited: Promise<number | null>;
+  private readonly child: ChildProcess;
+
+  constructor(args: string[], env: NodeJS.ProcessEnv) {
+    const command = [process.execPath, CLI, ...args].map(shellQuote).join(" ");
+    this.child = spawn("script", ["--quiet", "--return", "--command", command, "/dev/null"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    this.child.stdout!.on("data", (d: Buffer) => this.chunks.push(d));
+    this.child.stderr!.on("data", (d: Buffer) => this.chunks.push(d));
+    this.exited = new Promise((r) => this.child.once("close", (code) => r(code)));
+    terminals.add(this);
+  }
+
+  get output(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
+
+  async waitForOutput(text: string, timeoutMs = 30_000): Promise<void> {
+    await waitFor(() => this.output.includes(text), timeoutMs, () => `${JSON.stringify(text)} on the terminal\n${this.output.toString()}`);
+  }
+
+  /** Its exit code, once it exits by itself within `timeoutMs`. */
+  async exit(timeoutMs = 30_000): Promise<number | null> {
+    const code = await Promise.race([this.exited, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), timeoutMs))]);
+    if (code === "timeout") throw new Error(`the CLI in a terminal did not exit within ${timeoutMs} ms\n${this.output.toString()}`);
+    terminals.delete(this);
+    return code;
+  }
+
+  kill(): void {
+    this.child.kill("SIGKILL");
+  }
+}
+
+const terminals = new Set<TerminalCli>();
 
 export function lastJsonLine(stdout: string): unknown {
   const lines = stdout.trim().split("\n");
@@ -50,7 +99,9 @@ export class CliProcess {
   private readonly exited: Promise<number | null>;
 
   constructor(args: string[], env: NodeJS.ProcessEnv, cwd?: string) {
-    this.child = spawn(process.execPath, [CLI, ...args], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
+    // The IPC channel: a service spawned here stops when this process goes (a test run that dies leaves none).
+    this.child = spawn(process.execPath, [CLI, ...args], { env, cwd, stdio: ["ignore", "pipe", "pipe", "ipc"] });
+    this.child.channel?.unref();
     this.child.stdout!.on("data", (d: Buffer) => (this.stdout += d.toString()));
     this.child.stderr!.on("data", (d: Buffer) => (this.stderr += d.toString()));
     this.exited = new Promise((r) => this.child.once("exit", (code) => r(code)));
@@ -62,7 +113,11 @@ export class CliProcess {
   }
 
   async waitForOutput(pattern: RegExp, timeoutMs = 20_000): Promise<void> {
-    await waitFor(() => pattern.test(this.stdout) || pattern.test(this.stderr), timeoutMs, () => `output ${pattern}\nstdout: ${this.stdout}\nstderr: ${this.stderr}`);
+    await waitFor(
+      () => pattern.test(this.stdout) || pattern.test(this.stderr),
+      timeoutMs,
+      () => `output ${pattern}\nstdout: ${this.stdout}\nstderr: ${this.stderr}`,
+    );
   }
 
   async stop(signal: NodeJS.Signals = "SIGTERM", timeoutMs = 15_000): Promise<number | null> {
@@ -82,10 +137,25 @@ export class CliProcess {
   }
 }
 
+/** A run's child, by the pid its worker logged as it started it (a warm spare's argv names no run). */
+export function loggedChildPid(worker: CliProcess, runId: string): number {
+  for (const line of `${worker.stdout}\n${worker.stderr}`.split("\n")) {
+    if (!line.includes('"child_pid"')) continue;
+    const row = JSON.parse(line) as { job_id?: string; child_pid?: number };
+    if (row.job_id === runId && typeof row.child_pid === "number") return row.child_pid;
+  }
+  throw new Error(`the worker logged no child for ${runId}\nstdout: ${worker.stdout}\nstderr: ${worker.stderr}`);
+}
+
 const running = new Set<CliProcess>();
 
 /** afterEach: no process of ours outlives its test. */
 export async function stopAllCli(): Promise<void> {
+  for (const t of [...terminals]) {
+    t.kill();
+    await t.exited;
+    terminals.delete(t);
+  }
   for (const p of [...running]) {
     try {
       p.child.kill("SIGKILL");

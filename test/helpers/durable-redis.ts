@@ -23,7 +23,22 @@ export class DurableRedis {
   async start(): Promise<this> {
     if (this.child) throw new Error("DurableRedis is already running");
     if (this.port === 0) this.port = await freePort();
-    const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--dir", this.dir.path, "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--maxmemory-policy", "noeviction"];
+    const args = [
+      "--port",
+      String(this.port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      this.dir.path,
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      "always",
+      "--save",
+      "",
+      "--maxmemory-policy",
+      "noeviction",
+    ];
     this.child = spawn("redis-server", args, { stdio: "ignore" });
     await waitFor(() => this.answers(), 15_000, () => `redis-server on port ${this.port} to answer`);
     return this;

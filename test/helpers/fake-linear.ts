@@ -104,7 +104,12 @@ export class FakeLinear {
     this.raw.push(text);
     if (req.method !== "POST" || !(req.url ?? "").startsWith("/graphql")) return { status: 404, body: { errors: [{ message: "Not found" }] } };
     if (req.headers.authorization !== this.apiKey) {
-      return { status: 401, body: { errors: [{ message: "Authentication required, not authenticated", extensions: { type: "authentication error", code: "AUTHENTICATION_ERROR" } }] } };
+      return {
+        status: 401,
+        body: {
+          errors: [{ message: "Authentication required, not authenticated", extensions: { type: "authentication error", code: "AUTHENTICATION_ERROR" } }],
+        },
+      };
     }
     let request: { query?: string; variables?: Record<string, unknown>; operationName?: string };
     try {
@@ -115,7 +120,8 @@ export class FakeLinear {
     const op = request.operationName ?? /(?:query|mutation)\s+(\w+)/.exec(request.query ?? "")?.[1] ?? "anonymous";
     this.calls.push(op);
     const fault = this.takeFault(op);
-    if (fault?.kind === "status") return { status: fault.status ?? 500, body: { errors: [{ message: "Internal server error", extensions: { code: "INTERNAL_SERVER_ERROR" } }] } };
+    if (fault?.kind === "status")
+      return { status: fault.status ?? 500, body: { errors: [{ message: "Internal server error", extensions: { code: "INTERNAL_SERVER_ERROR" } }] } };
     if (fault?.kind === "ratelimited") return { status: 400, body: { errors: [{ message: "Rate limit exceeded", extensions: { code: "RATELIMITED" } }] } };
     const data = this.execute(op, request.variables ?? {});
     if ("errors" in data) return { status: 200, body: data, delayMs: fault?.delayMs };
@@ -123,7 +129,9 @@ export class FakeLinear {
   }
 
   private execute(op: string, v: Record<string, unknown>): Record<string, unknown> {
-    const userError = (message: string) => ({ errors: [{ message, extensions: { code: "INVALID_INPUT", type: "invalid input", userPresentableMessage: message } }] });
+    const userError = (message: string) => ({
+      errors: [{ message, extensions: { code: "INVALID_INPUT", type: "invalid input", userPresentableMessage: message } }],
+    });
     switch (op) {
       case "MargotTeams":
         return { teams: { nodes: this.teams } };
@@ -131,7 +139,11 @@ export class FakeLinear {
         return { workflowStates: { nodes: this.states.filter((s) => s.teamId === v.teamId).map(({ id, name }) => ({ id, name })) } };
       case "MargotLabels": {
         const names = (v.names as string[] | undefined) ?? [];
-        return { issueLabels: { nodes: this.labels.filter((l) => names.includes(l.name)).map((l) => ({ id: l.id, name: l.name, team: l.teamId ? { id: l.teamId } : null })) } };
+        return {
+          issueLabels: {
+            nodes: this.labels.filter((l) => names.includes(l.name)).map((l) => ({ id: l.id, name: l.name, team: l.teamId ? { id: l.teamId } : null })),
+          },
+        };
       }
       case "MargotLabelCreate": {
         const input = v.input as { name: string; teamId?: string };
@@ -182,6 +194,12 @@ export class FakeLinear {
   }
 
   private issueNode(issue: FakeIssue) {
-    return { id: issue.id, identifier: issue.identifier, url: issue.url, labels: { nodes: this.labelNames(issue).map((name) => ({ name })) } };
+    return {
+      id: issue.id,
+      identifier: issue.identifier,
+      url: issue.url,
+      description: issue.description,
+      labels: { nodes: this.labelNames(issue).map((name) => ({ name })) },
+    };
   }
 }

@@ -51,7 +51,12 @@ export class FakeTelegram {
     for (let i = 0; i < count; i++) {
       this.failures.push({
         status,
-        body: { ok: false, error_code: status, description: status === 429 ? `Too Many Requests: retry after ${retryAfter ?? 1}` : "Internal Server Error", ...(retryAfter !== undefined ? { parameters: { retry_after: retryAfter } } : {}) },
+        body: {
+          ok: false,
+          error_code: status,
+          description: status === 429 ? `Too Many Requests: retry after ${retryAfter ?? 1}` : "Internal Server Error",
+          ...(retryAfter !== undefined ? { parameters: { retry_after: retryAfter } } : {}),
+        },
       });
     }
   }
@@ -107,7 +112,8 @@ export class FakeTelegram {
     const failure = this.failures.shift();
     if (failure) return { status: failure.status, body: failure.body };
     if (String(body.chat_id) !== this.chatId) return { status: 400, body: { ok: false, error_code: 400, description: "Bad Request: chat not found" } };
-    if (typeof body.text !== "string" || body.text.length === 0) return { status: 400, body: { ok: false, error_code: 400, description: "Bad Request: message text is empty" } };
+    if (typeof body.text !== "string" || body.text.length === 0)
+      return { status: 400, body: { ok: false, error_code: 400, description: "Bad Request: message text is empty" } };
     if (body.text.length > 4096) return { status: 400, body: { ok: false, error_code: 400, description: "Bad Request: message is too long" } };
     const message_id = this.nextMessageId++;
     const replyTo = (body.reply_parameters as { message_id?: number } | undefined)?.message_id ?? null;
@@ -120,7 +126,13 @@ export class FakeTelegram {
       status: 200,
       body: {
         ok: true,
-        result: { message_id, date: Math.floor(Date.now() / 1000), chat: { id: Number(this.chatId), type: "supergroup", title: "Review" }, from: { id: 123456789, is_bot: true, first_name: "Margot" }, text: body.text },
+        result: {
+          message_id,
+          date: Math.floor(Date.now() / 1000),
+          chat: { id: Number(this.chatId), type: "supergroup", title: "Review" },
+          from: { id: 123456789, is_bot: true, first_name: "Margot" },
+          text: body.text,
+        },
       },
     };
   }
@@ -130,7 +142,14 @@ let updateSeq = 500_000;
 export const nextUpdateId = () => ++updateSeq;
 
 /** A `message_reaction` update as Telegram sends it to a webhook. */
-export function reactionUpdate(opts: { chatId: string; messageId: number; emoji: string; userId?: number; old?: string[]; updateId?: number }): Record<string, unknown> {
+export function reactionUpdate(opts: {
+  chatId: string;
+  messageId: number;
+  emoji: string;
+  userId?: number;
+  old?: string[];
+  updateId?: number;
+}): Record<string, unknown> {
   return {
     update_id: opts.updateId ?? nextUpdateId(),
     message_reaction: {

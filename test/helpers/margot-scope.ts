@@ -6,7 +6,7 @@ import { Queue, QueueEvents, type Job } from "bullmq";
 import { enqueueResearchCompletion, MARGOT_INTENT_QUEUE } from "../../queues/margot-intent.js";
 import { parseJsonl } from "../../src/audit/jsonl-appender.js";
 import type { MargotIntentResult } from "../../src/margot/contract.js";
-import { DraftStore, type Draft } from "../../src/margot/drafts.js";
+import { DraftStore, type Draft } from "../../src/margot/store/drafts.js";
 import { afterEach, beforeEach } from "vitest";
 import { CliProcess, cliEnv, stopAllCli, waitFor } from "./cli.js";
 import { FakeLinear } from "./fake-linear.js";
@@ -136,7 +136,11 @@ export class MargotScope {
 
   async waitJob(jobId: string, timeoutMs = 30_000): Promise<unknown> {
     const events = await this.queueEvents();
-    await waitFor(async () => (await this.queue.getJob(jobId)) !== undefined, timeoutMs, () => `job ${jobId} to exist`);
+    await waitFor(
+      async () => (await this.queue.getJob(jobId)) !== undefined,
+      timeoutMs,
+      () => `job ${jobId} to exist`,
+    );
     const job = (await this.queue.getJob(jobId)) as Job;
     return job.waitUntilFinished(events, timeoutMs);
   }
@@ -148,12 +152,23 @@ export class MargotScope {
   }
 
   async waitState(id: string, state: Draft["state"], timeoutMs = 20_000): Promise<Draft> {
-    await waitFor(async () => (await this.drafts.get(id))?.state === state, timeoutMs, () => `draft ${id} to be ${state}`);
+    await waitFor(
+      async () => (await this.drafts.get(id))?.state === state,
+      timeoutMs,
+      () => `draft ${id} to be ${state}`,
+    );
     return this.draft(id);
   }
 
-  async webhook(body: unknown, headers: Record<string, string> = { "x-telegram-bot-api-secret-token": WEBHOOK_SECRET }): Promise<{ status: number; json: unknown }> {
-    const res = await fetch(`${this.baseUrl}/telegram/webhook`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  async webhook(
+    body: unknown,
+    headers: Record<string, string> = { "x-telegram-bot-api-secret-token": WEBHOOK_SECRET },
+  ): Promise<{ status: number; json: unknown }> {
+    const res = await fetch(`${this.baseUrl}/telegram/webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
     const text = await res.text();
     let json: unknown = null;
     try {

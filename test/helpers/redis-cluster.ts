@@ -51,7 +51,10 @@ export class TestCluster {
   /** The test's own client of a TLS cluster: the CA given in-process (CLI processes get NODE_EXTRA_CA_CERTS). */
   private tlsClient(): Cluster {
     const options = clusterOptions(this.target, "worker");
-    return new Cluster(this.target.nodes.map((n) => ({ ...n })), { ...options, redisOptions: { ...options.redisOptions, tls: { ca: this.tls!.caPem() } }, lazyConnect: true });
+    return new Cluster(
+      this.target.nodes.map((n) => ({ ...n })),
+      { ...options, redisOptions: { ...options.redisOptions, tls: { ca: this.tls!.caPem() } }, lazyConnect: true },
+    );
   }
 
   /** `tls`: made with certs from tls-certs.ts (their files must outlive the cluster). */
@@ -67,7 +70,11 @@ export class TestCluster {
         await cluster.launch(s);
       }
       const tlsArgs = opts.tls ? ["--tls", "--cacert", opts.tls.ca] : [];
-      await run("redis-cli", [...tlsArgs, "--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", String(replicas), "--cluster-yes"], { timeout: 30_000 });
+      await run(
+        "redis-cli",
+        [...tlsArgs, "--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", String(replicas), "--cluster-yes"],
+        { timeout: 30_000 },
+      );
       await cluster.waitHealthy(30_000);
       return cluster;
     } catch (err) {
@@ -78,7 +85,9 @@ export class TestCluster {
 
   /** (Re)starts one server on its port and data dir (its AOF and nodes.conf survive). */
   async launch(s: ClusterServer): Promise<void> {
-    const listen = this.tls ? ["--port", "0", "--tls-port", String(s.port), "--tls-cluster", "yes", "--tls-replication", "yes", ...this.tls.serverArgs] : ["--port", String(s.port)];
+    const listen = this.tls
+      ? ["--port", "0", "--tls-port", String(s.port), "--tls-cluster", "yes", "--tls-replication", "yes", ...this.tls.serverArgs]
+      : ["--port", String(s.port)];
     const child = spawn(
       "redis-server",
       [
@@ -185,7 +194,15 @@ export class TestCluster {
 
   /** One command to one node (not cluster-aware); null when it does not answer. */
   async ask(port: number, args: string[]): Promise<unknown> {
-    const r = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000, ...(this.tls ? { tls: { ca: this.tls.caPem() } } : {}) });
+    const r = new Redis({
+      port,
+      host: "127.0.0.1",
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      connectTimeout: 1000,
+      ...(this.tls ? { tls: { ca: this.tls.caPem() } } : {}),
+    });
     r.on("error", () => {});
     try {
       await r.connect();

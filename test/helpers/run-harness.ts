@@ -1,4 +1,4 @@
-// The run pipeline in-process, on the real test Redis and real files: for tests of src/sandcastle/runner.
+// The run pipeline in-process, on the real test Redis and real files: for tests of src/sandcastle/worker/runner.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Redis } from "ioredis";
@@ -7,11 +7,12 @@ import { StreamAppender } from "../../src/redis/stream-appender.js";
 import { KillSwitch } from "../../src/control/kill-switch.js";
 import { createLogger } from "../../src/log.js";
 import { createRedactor } from "../../src/redact/index.js";
-import { childCommand, type ChildCommand } from "../../src/sandcastle/child-command.js";
+import { childCommand, type ChildCommand } from "../../src/sandcastle/worker/child-command.js";
 import { SandcastleRunRequest, type SandcastleRunRequestInput, type SandcastleRunResult } from "../../src/sandcastle/contract.js";
-import { RunSlots } from "../../src/sandcastle/run-slots.js";
-import { runSandcastle, type RunnerDeps } from "../../src/sandcastle/runner.js";
-import { readSessionLog, sessionLogKey, sessionLogSink } from "../../src/sandcastle/session-log.js";
+import { deploymentLabel } from "../../src/sandcastle/deployment.js";
+import { RunSlots } from "../../src/sandcastle/worker/run-slots.js";
+import { runSandcastle, type RunnerDeps } from "../../src/sandcastle/worker/runner.js";
+import { readSessionLog, sessionLogKey, sessionLogSink } from "../../src/session-log/session-log.js";
 import { deletePrefix, redisUrl, tempDir, uniquePrefix } from "./scope.js";
 
 export const FAKE_CHILD = resolve(import.meta.dirname, "../fixtures/children/fake-child.mjs");
@@ -46,6 +47,7 @@ export class RunHarness {
       sandcastleEnabled: this.enabled,
       child: this.child,
       configDir: this.configDir,
+      deployment: deploymentLabel(this.prefix, { kind: "url", url: redisUrl() }),
       envManifestDir: this.manifestDir,
       runsDir: this.runsDir,
       secretSource: this.secretSource,

@@ -6,6 +6,8 @@ import { parseJsonl } from "../../src/audit/jsonl-appender.js";
 import { cliEnv } from "./cli.js";
 import { FAKE_CHILD } from "./run-harness.js";
 import type { RedisClient } from "../../src/redis/connect.js";
+import { deploymentLabel } from "../../src/sandcastle/deployment.js";
+import { readMetaWhenKept, type RetainedMeta } from "../../src/sandcastle/retention/retained-runs.js";
 import { sharedRedis, tempDir, uniquePrefix, type RedisBackend } from "./scope.js";
 
 export const SECRET_VALUE = "sk-ant-api03-process-level-secret-abcdef0123456789";
@@ -27,6 +29,13 @@ export class RunScope {
     this.queue = new Queue("sandcastle-run", { connection: this.redis, prefix: this.prefix });
     for (const d of [this.outDir, this.configDir, this.manifestDir]) mkdirSync(d, { recursive: true });
     writeFileSync(join(this.manifestDir, "proj.json"), JSON.stringify({ project_slug: "proj", vars: ["ANTHROPIC_API_KEY"] }));
+  }
+
+  /** The deployment label its workers put on containers and run directories (key prefix + Redis). */
+  get deployment(): string {
+    const url = this.backend.env.REDIS_URL;
+    if (url === undefined) throw new Error("RunScope.deployment: only for a scope on one Redis (REDIS_URL)");
+    return deploymentLabel(this.prefix, { kind: "url", url });
   }
 
   env(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
@@ -77,6 +86,21 @@ export class RunScope {
 
   started(runId: string): string {
     return join(this.outDir, `started-${runId}`);
+  }
+
+  /**
+   * Once the run's worker is done keeping it: its retained.json, or null when it keeps nothing. A run's result is
+   * readable before its workspace is kept (ADR 0051); its keeper's lock is taken before the result, so this never misses it.
+   */
+  keepSettled(runId: string): Promise<RetainedMeta | null> {
+    return readMetaWhenKept(this.runsDir, runId);
+  }
+
+  /** The run's retained.json once its worker has kept it; an error when it kept nothing. */
+  async kept(runId: string): Promise<RetainedMeta> {
+    const meta = await this.keepSettled(runId);
+    if (meta === null) throw new Error(`${runId} was not retained in ${this.runsDir}`);
+    return meta;
   }
 
   async close(): Promise<void> {

@@ -21,7 +21,8 @@ export class SseReader {
       fetch: async (input, init) => {
         const headers: Record<string, string> = { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}` };
         // The first request resumes where the test says; EventSource's own reconnects send theirs.
-        if (opts.lastEventId !== undefined && headers["Last-Event-ID"] === undefined && headers["last-event-id"] === undefined) headers["last-event-id"] = opts.lastEventId;
+        if (opts.lastEventId !== undefined && headers["Last-Event-ID"] === undefined && headers["last-event-id"] === undefined)
+          headers["last-event-id"] = opts.lastEventId;
         const res = await fetch(input, { ...init, headers });
         this.statuses.push(res.status);
         return res;

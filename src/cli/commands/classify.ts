@@ -3,9 +3,9 @@
 // the rate limit are left out; `route` says what the other rules would do).
 import { loadConfig } from "../../config.js";
 import { AppError } from "../../errors.js";
-import { assess } from "../../margot/assess.js";
+import { assess } from "../../margot/reading/assess.js";
 import { readProjectsFile } from "../../margot/projects-file.js";
-import { applyRules } from "../../margot/rules.js";
+import { applyRules } from "../../margot/bridge/rules.js";
 import { readTextSource } from "../input.js";
 
 export async function classifyCommand(opts: { textFile?: string }): Promise<number> {

@@ -5,11 +5,11 @@ import { hostname, userInfo } from "node:os";
 import { QueueEvents, type Job } from "bullmq";
 import { enqueueReaction, MARGOT_INTENT_QUEUE } from "../../../queues/index.js";
 import { AppError } from "../../errors.js";
-import type { ReactionResult } from "../../margot/bridge.js";
-import { DraftRateLimit } from "../../margot/rate-limit.js";
+import type { ReactionResult } from "../../margot/bridge/bridge.js";
+import { DraftRateLimit } from "../../margot/store/rate-limit.js";
 import { bullConnection } from "../../redis/connect.js";
-import { DraftStore, type Draft } from "../../margot/drafts.js";
-import { reactionForEmoji, REACTIONS, type Reaction } from "../../review/telegram-updates.js";
+import { DraftStore, type Draft } from "../../margot/store/drafts.js";
+import { reactionForEmoji, REACTIONS, type Reaction } from "../../review/reactions.js";
 import type { Runtime } from "../runtime.js";
 
 const DEFAULT_WAIT_S = 60;
@@ -71,7 +71,9 @@ export async function draftsListCommand(rt: Runtime, opts: { json?: boolean }): 
   }
   if (drafts.length === 0) process.stdout.write("no drafts\n");
   for (const d of drafts) {
-    process.stdout.write(`${d.id}  ${d.state.padEnd(8)}  ${d.title}\n    ${when(d)}; repo ${d.target_repo ?? "(to confirm)"}; interaction ${d.interaction_id}\n`);
+    process.stdout.write(
+      `${d.id}  ${d.state.padEnd(8)}  ${d.title}\n    ${when(d)}; repo ${d.target_repo ?? "(to confirm)"}; interaction ${d.interaction_id}\n`,
+    );
   }
   process.stdout.write(`rate limit: ${inWindow} of ${limit.max} drafts in the last ${config.MARGOT_RATE_WINDOW_SECONDS} s, ${waiting} waiting\n`);
   if (notices.length > 0) {
@@ -110,7 +112,11 @@ export async function draftsReactCommand(rt: Runtime, draftId: string, word: str
   });
   await events.waitUntilReady();
   const actor = `cli:${safeUser()}@${hostname()}`;
-  const { jobId } = await enqueueReaction(rt.queues.margotIntent, { draft_id: draftId, reaction, reason: opts.reason ?? null, actor, source: "cli" }, `react-cli-${randomUUID()}`);
+  const { jobId } = await enqueueReaction(
+    rt.queues.margotIntent,
+    { draft_id: draftId, reaction, reason: opts.reason ?? null, actor, source: "cli" },
+    `react-cli-${randomUUID()}`,
+  );
   const job = (await rt.queues.margotIntent.getJob(jobId)) as Job | undefined;
   if (!job) throw new AppError("invalid_input", `reaction job ${jobId} vanished before it could be awaited`);
   const waitS = opts.waitTimeout ?? DEFAULT_WAIT_S;
@@ -120,7 +126,9 @@ export async function draftsReactCommand(rt: Runtime, draftId: string, word: str
   } catch (err) {
     const message = (err as Error).message;
     if (/timed out/i.test(message)) {
-      process.stderr.write(`sandcastle-queue: no worker applied the reaction within ${waitS} s (is \`sandcastle-queue start\` or \`worker\` running?); it stays queued as job ${jobId} and applies when a worker runs\n`);
+      process.stderr.write(
+        `sandcastle-queue: no worker applied the reaction within ${waitS} s (is \`sandcastle-queue start\` or \`worker\` running?); it stays queued as job ${jobId} and applies when a worker runs\n`,
+      );
     } else {
       process.stderr.write(`sandcastle-queue: reaction failed: ${message}\n`);
     }

@@ -1,23 +1,24 @@
 // `enqueue <queue> --request|--completion FILE|- [--wait]`: validate, enqueue, optionally wait for the result.
-// stdout: the job line, then (with --wait) the result as the last line; progress goes to stderr, on a terminal only.
+// stdout: the job line, then (with --wait) the result as the last line; a run's phases and log lines go to stderr,
+// on a terminal only (run-progress.ts), all of them before the result.
 import { isAbsolute, resolve } from "node:path";
-import { QueueEvents, type Job, type Queue } from "bullmq";
+import { QueueEvents, type Queue } from "bullmq";
 import {
   enqueueResearchCompletion,
   enqueueRun,
   runRequestPaths,
   MARGOT_INTENT_QUEUE,
   readRunResult,
-  runPhase,
   SANDCASTLE_RUN_QUEUE,
 } from "../../../queues/index.js";
 import { AuditLog } from "../../audit/audit-log.js";
 import { AppError } from "../../errors.js";
 import { createRedactor } from "../../redact/index.js";
-import { RunSlots } from "../../sandcastle/run-slots.js";
-import { entryLines, sessionLogKey } from "../../sandcastle/session-log.js";
+import { RunSlots } from "../../sandcastle/worker/run-slots.js";
 import { bullConnection } from "../../redis/connect.js";
 import { readJsonSource } from "../input.js";
+import { escapeControlsInJson } from "../../session-log/visible-controls.js";
+import { runProgress } from "../run-progress.js";
 import type { Runtime } from "../runtime.js";
 import { waitForJob } from "../wait-job.js";
 
@@ -57,7 +58,7 @@ export async function enqueueCommand(rt: Runtime, queueName: string, opts: Enque
     const outcome = await enqueueRun(queue, input, { ...runRequestPaths(rt.config), slots, audit, redis: rt.redis });
     if (outcome.skipped !== null) {
       // Nothing was enqueued; the result is already known.
-      process.stdout.write(`${JSON.stringify(outcome.skipped)}\n`);
+      process.stdout.write(`${escapeControlsInJson(JSON.stringify(outcome.skipped))}\n`);
       return 0;
     }
     jobId = outcome.runId;
@@ -82,43 +83,38 @@ export async function enqueueCommand(rt: Runtime, queueName: string, opts: Enque
   await events.waitUntilReady();
   const workers = await queue.getWorkersCount().catch(() => null);
   if (workers === 0) {
-    process.stderr.write(`sandcastle-queue: no worker is connected to ${queueName}: job ${jobId} waits until one starts (\`sandcastle-queue start\` or \`worker\`)\n`);
+    process.stderr.write(
+      `sandcastle-queue: no worker is connected to ${queueName}: job ${jobId} waits until one starts (\`sandcastle-queue start\` or \`worker\`)\n`,
+    );
   }
-  const watch = process.stderr.isTTY && sessionId !== null ? progressPrinter(rt, jobId, sessionId) : undefined;
+  const progress =
+    process.stderr.isTTY && sessionId !== null ? runProgress({ target: rt.site.target, prefix: rt.config.SCQ_KEY_PREFIX, runId: jobId, sessionId }) : undefined;
+  if (progress) rt.shutdown.add("live log", () => progress.stop());
   const outcome = await waitForJob(queue, events, jobId, {
     ...(opts.waitTimeout !== undefined ? { timeoutMs: opts.waitTimeout * 1000 } : {}),
-    ...(watch ? { onPoll: watch } : {}),
+    ...(progress ? { onPoll: progress.onPoll } : {}),
   });
+  // The run's last lines (and its closing `── run …` line) before its result; a wait that ended otherwise stops following.
+  if (outcome.kind === "finished") await progress?.finish();
+  else progress?.stop();
   if (outcome.kind === "removed") throw new AppError("invalid_input", `job ${jobId} was removed before it finished (cancelled?)`);
   if (outcome.kind === "timeout") {
-    const follow = sessionId !== null ? `follow it with \`sandcastle-queue logs ${sessionId}\`, stop it with \`sandcastle-queue cancel ${jobId}\`` : "see `sandcastle-queue status`";
-    process.stderr.write(`sandcastle-queue: gave up waiting after ${opts.waitTimeout} s: job ${jobId} is still ${outcome.state} and will ${outcome.state === "active" ? "finish" : "run when a worker takes it"}; ${follow}\n`);
+    const follow =
+      sessionId !== null
+        ? `follow it with \`sandcastle-queue logs ${sessionId}\`, stop it with \`sandcastle-queue cancel ${jobId}\``
+        : "see `sandcastle-queue status`";
+    process.stderr.write(
+      `sandcastle-queue: gave up waiting after ${opts.waitTimeout} s: job ${jobId} is still ${outcome.state} and will ${outcome.state === "active" ? "finish" : "run when a worker takes it"}; ${follow}\n`,
+    );
     return EXIT_STILL_PENDING;
   }
   const { job } = outcome;
-  const result = queue === rt.queues.sandcastleRun ? await readRunResult(rt.redis, queue, job) : outcome.state === "completed" ? (job.returnvalue as unknown) : null;
+  const result =
+    queue === rt.queues.sandcastleRun ? await readRunResult(rt.redis, queue, job) : outcome.state === "completed" ? (job.returnvalue as unknown) : null;
   if (result !== null && result !== undefined) {
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    // It quotes the agent (log_tail, messages): whatever JSON leaves raw is escaped, so a terminal obeys none of it.
+    process.stdout.write(`${escapeControlsInJson(JSON.stringify(result))}\n`);
     return 0;
   }
   throw new AppError("invalid_input", `job ${jobId} failed: ${job.failedReason ?? "no reason recorded"}`);
-}
-
-/** On a terminal: each phase once, and the session's new log lines, on stderr. */
-function progressPrinter(rt: Runtime, jobId: string, sessionId: string): (job: Job, state: string) => Promise<void> {
-  let lastPhase = "";
-  let lastEntry = "-";
-  const key = sessionLogKey(rt.config.SCQ_KEY_PREFIX, sessionId);
-  return async (job, state) => {
-    const phase = state === "active" ? runPhase(job.progress) : state;
-    if (phase !== lastPhase) {
-      lastPhase = phase;
-      process.stderr.write(`[${jobId}] ${phase}\n`);
-    }
-    const entries = await rt.redis.xrange(key, lastEntry === "-" ? "-" : `(${lastEntry}`, "+", "COUNT", 200);
-    for (const [id, fields] of entries) {
-      lastEntry = id;
-      for (const line of entryLines(fields)) process.stderr.write(`  ${line}\n`);
-    }
-  };
 }

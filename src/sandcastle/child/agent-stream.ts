@@ -1,7 +1,7 @@
 // The `script` agent on the host writes its stdout into a FIFO in the run's directory; the child
 // reads it and passes the bytes on to its own stdout in whole lines, the run's secret values scrubbed
-// — past Sandcastle, whose per-line handling (an Effect and a log-file append per line) holds an
-// agent to 1–2 k lines/s (ADR 0014). Sandcastle still runs the agent, feeds its prompt, sees its exit
+// — past Sandcastle, whose per-line handling (an Effect and a log-file append per line) bounds how
+// fast an agent's lines get through (ADR 0014). Sandcastle still runs the agent, feeds its prompt, sees its exit
 // and stderr, and collects commits.
 //
 // No allocation per read: the FIFO is read into one reused buffer, passed on as views of it; reading

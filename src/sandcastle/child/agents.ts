@@ -14,7 +14,7 @@ import { RunFailure } from "./run-failure.js";
 import { checkScript, scriptAgent } from "./script-agent.js";
 
 type Sandcastle = typeof import("@ai-hero/sandcastle");
-type ModelAgent = Exclude<SandcastleRunRequest["agent"], "script">;
+export type ModelAgent = Exclude<SandcastleRunRequest["agent"], "script">;
 
 export const DEFAULT_MODELS: Readonly<Record<ModelAgent, string>> = {
   claudeCode: "claude-opus-4-8",
@@ -49,21 +49,58 @@ export function checkAgentAvailable(request: SandcastleRunRequest, runsOnHost: b
       `agent "${request.agent}" needs the \`${cli}\` CLI, which is not on PATH (install it on the host, or use a container sandbox whose image has it)`,
     );
   }
+  // claude refuses --dangerously-skip-permissions as root unless told it is in a sandbox: say so before it starts.
+  if (request.agent === "claudeCode" && process.getuid?.() === 0 && env.IS_SANDBOX !== "1") {
+    throw new RunFailure(
+      "agent_unavailable",
+      'claude refuses to run unattended as root on the host (--dangerously-skip-permissions): run the worker as a normal user, or for a dry run as root set "IS_SANDBOX": "1" in the request\'s extra_env',
+    );
+  }
 }
 
-/** `stdoutTo`: the script agent's stdout goes there, past Sandcastle (agent-stream.ts). */
-export function buildAgent(sc: Sandcastle, request: SandcastleRunRequest, env: Record<string, string>, runsOnHost: boolean, stdoutTo?: string): AgentProvider {
-  const options = { env };
+/**
+ * Sandcastle 0.12.0's claudeCode ends its command with `-p -`: `-p` is `--print` again and `-` becomes the prompt
+ * argument, so the model reads `-` and a newline before the prompt that comes on stdin. `--print` with no prompt
+ * argument reads it from stdin alone (ADR 0034).
+ */
+export function withoutDashPrompt(provider: AgentProvider): AgentProvider {
+  return {
+    ...provider,
+    buildPrintCommand: (options) => {
+      const print = provider.buildPrintCommand(options);
+      return { ...print, command: print.command.replace(/ -p -$/, "") };
+    },
+  };
+}
+
+/**
+ * `stdoutTo`: the script agent's stdout goes there, past Sandcastle (agent-stream.ts). `model`: the model as the
+ * CLI takes it (agent-endpoints.ts); its documented default when the request names none.
+ */
+export function buildAgent(
+  sc: Sandcastle,
+  request: SandcastleRunRequest,
+  env: Record<string, string>,
+  runsOnHost: boolean,
+  options: { stdoutTo?: string; model?: string } = {},
+): AgentProvider {
+  const provider = { env };
+  const model = (agent: ModelAgent) => options.model ?? request.model ?? DEFAULT_MODELS[agent];
   switch (request.agent) {
     case "script":
-      return scriptAgent({ templateDir: request.prompt_template_dir, env, runsOnHost, ...(stdoutTo !== undefined ? { stdoutTo } : {}) });
+      return scriptAgent({
+        templateDir: request.prompt_template_dir,
+        env,
+        runsOnHost,
+        ...(options.stdoutTo !== undefined ? { stdoutTo: options.stdoutTo } : {}),
+      });
     case "claudeCode":
-      return sc.claudeCode(request.model ?? DEFAULT_MODELS.claudeCode, options);
+      return withoutDashPrompt(sc.claudeCode(model("claudeCode"), provider));
     case "codex":
-      return sc.codex(request.model ?? DEFAULT_MODELS.codex, options);
+      return sc.codex(model("codex"), provider);
     case "pi":
-      return sc.pi(request.model ?? DEFAULT_MODELS.pi, options);
+      return sc.pi(model("pi"), provider);
     case "opencode":
-      return sc.opencode(request.model ?? DEFAULT_MODELS.opencode, options);
+      return sc.opencode(model("opencode"), provider);
   }
 }

@@ -1,7 +1,7 @@
 // The commits a run added to its branch: `git rev-list <base>..<branch>`, oldest first, where
 // <base> is what the branch pointed at before the run (or HEAD, which Sandcastle branches from,
 // when the branch did not exist yet).
-import { branchRef, git, gitSync, resolveCommit } from "./repository.js";
+import { branchRef, git, gitSync, resolveCommit, type RepositoryState } from "./repository.js";
 
 export interface RunBase {
   readonly repo: string;
@@ -10,12 +10,10 @@ export interface RunBase {
   readonly branchExisted: boolean;
 }
 
-export async function recordBase(repo: string, branch: string): Promise<RunBase> {
-  const existing = await resolveCommit(repo, branchRef(branch));
-  if (existing !== undefined) return { repo, branch, base: existing, branchExisted: true };
-  const head = await resolveCommit(repo, "HEAD");
-  if (head === undefined) throw new Error(`${repo} has no HEAD commit`);
-  return { repo, branch, base: head, branchExisted: false };
+/** The run's base, from what checkRepository read: the branch's commit, or HEAD's when the branch is new. */
+export function runBase(repo: string, branch: string, state: Pick<RepositoryState, "head" | "branchTip">): RunBase {
+  const existed = state.branchTip !== undefined;
+  return { repo, branch, base: state.branchTip ?? state.head, branchExisted: existed };
 }
 
 const toCommits = (out: string) => (out.length === 0 ? [] : out.split("\n").map((sha) => ({ sha: sha.trim() })));

@@ -2,36 +2,75 @@
 // both CLIs: the binary is the only difference (container-args.ts holds the argv, engine-tested).
 //
 // Per agent phase, create() starts one container named after the run (`<run_id>`, then `<run_id>-2`, …),
-// labelled with the run id and the deployment, running `sleep infinity` under --init; every exec runs
-// beside it with `<cli> exec … sh -c '. <secret env file> …; <command>'`. The container sees only the
-// run's worktree and git dir (read-write, where Sandcastle mounts them), the prompt template dir
-// (read-only, at its host path), its secret env file (read-only) and a tmpfs home.
+// labelled with the run id and the deployment, whose main process (container-main/main.mts, under --init) ends
+// itself at the run's end (its deadline plus the kill grace) and is removed then (`--rm`): no container outlives
+// its run, even when the worker and the child are SIGKILLed. That process is also the container's exec server: every
+// exec, `sh -c '. <secret env file> …; <command>'`, goes over its exec channel (exec-channel.ts, ADR 0049), and
+// through `<cli> exec` only once that channel is gone.
+// The container never sees the host repository's git dir (ADR 0033): Sandcastle's worktree stays on the
+// host, unmounted, and the agent works in a repository of its own (agent-repository.ts), mounted where
+// Sandcastle expects the worktree, with the host's object store read-only. Besides those it sees the prompt
+// template dir (read-only, at its host path), its secret env file (read-only) and a tmpfs home.
 // Secrets: the env Sandcastle hands create() (the agent's env) goes into a 0400 file in the run's 0700
 // directory, never onto an argv or into the container's config (ADR 0008).
-// close() removes the container and its file; dispose() does the same synchronously for whatever a
-// stopping child still has open; the worker removes by label whatever a killed child left (run-containers.ts).
-import { execFileSync, spawn } from "node:child_process";
-import { createReadStream, createWriteStream, rmSync } from "node:fs";
-import { mkdir, rm } from "node:fs/promises";
-import { constants } from "node:os";
-import { dirname } from "node:path";
-import { createInterface } from "node:readline";
-import { pipeline } from "node:stream/promises";
-import { createBindMountSandboxProvider, type BindMountCreateOptions, type BindMountSandboxHandle, type BindMountSandboxProvider, type ExecResult } from "@ai-hero/sandcastle";
-import type { ContainerLimits } from "../contract.js";
-import { firstLine, runContainerCli, type ContainerCli } from "../container-cli.js";
-import { copyInArgs, copyOutArgs, execArgs, removeArgs, runArgs, runLabels, SANDBOX_HOME, SECRET_ENV_PATH, type BindMount, type ContainerUser } from "../container-args.js";
-import { handBack } from "./container-user.js";
+// close() hands the branch off (branch-handoff.ts) and starts ending the container through its exec server (every
+// process of the agent's killed, then the container gone by itself; `<cli> rm` when the server cannot) and removing
+// its file; collect() lets the host take the branch (branch-intake.ts) meanwhile, then, once nothing of the agent's
+// runs, notes what it changed beyond its branch (ADR 0051).
+// dispose() removes synchronously whatever a stopping child still has open; the worker removes by label
+// whatever a killed child left (run-containers.ts).
+import { execFileSync } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
+import { mkdir, rename, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import {
+  createBindMountSandboxProvider, type BindMountCreateOptions, type BindMountSandboxHandle, type BindMountSandboxProvider, type ExecResult,
+} from "@ai-hero/sandcastle";
+import { AGENT_WORKSPACE, type ContainerLimits, type ContainerNetwork } from "../contract.js";
+import { firstLine, runContainerCli, type ContainerCli } from "../containers/container-cli.js";
+import {
+  CONTAINER_MAIN_DIR,
+  copyInCommand,
+  copyOutCommand,
+  EGRESS_SOCKET_PATH,
+  EXEC_SOCKET_PATH,
+  execArgs,
+  mainProcessArgv,
+  removeArgs,
+  runArgs,
+  runLabels,
+  SANDBOX_HOME,
+  SECRET_ENV_PATH,
+  shellCommand,
+  type BindMount,
+  type ContainerCommand,
+  type ContainerUser,
+} from "../containers/container-args.js";
+import { cliExec, execResult, streamExec, type ExecProcess, type StreamIo } from "./container-exec.js";
+import { ExecChannel } from "./exec-channel.js";
+import type { HomeFile } from "./agent-endpoints.js";
+import { makeAgentRepository, planAgentRepository, type AgentRepository } from "./agent-repository.js";
+import { handBackSync } from "./container-user.js";
+import { handoffRevs, handoffScript, MAX_BUNDLE_BYTES, parseHandoffStatus, type HandoffStatus } from "./branch-handoff.js";
+import { IntakeRefused, takeBranch } from "./branch-intake.js";
 import { removeEnvFile, writeEnvFile } from "./env-file.js";
-import { messageOf } from "./run-failure.js";
+import { refusedChanges } from "./refused-changes.js";
+import { git } from "./repository.js";
+import { RunFailure, messageOf } from "./run-failure.js";
 
 /** Sandcastle's own default: where the worktree appears when its mounts do not say. */
 const DEFAULT_WORKTREE_PATH = `${SANDBOX_HOME}/workspace`;
-/** Chars of stdout/stderr an exec keeps for its result when lines stream out (the live lines are not bounded). */
-const TAIL_CHARS = 64 * 1024;
-/** A buffered exec (git plumbing) that prints more than this is cut: its result is not a log. */
-const BUFFER_CHARS = 16 * 1024 * 1024;
 const START_TIMEOUT_MS = 120_000;
+/** The exec server is a Node start away (~0.1 s); past this the container's commands go through `<cli> exec`. */
+const CONNECT_WAIT_MS = 15_000;
+/** While the server has not connected, how often its container is asked whether it still runs. */
+const LIVENESS_CHECK_MS = 1000;
+/** A server that answers nothing for this long while a command waits to start is taken for gone (stopped, say). */
+const ANSWER_WAIT_MS = 30_000;
+/** The server's answer to an end: it kills and answers at once; a stopped one is removed by `<cli> rm` past this. */
+const END_WAIT_MS = 2000;
+/** The hand-off is one git bundle: minutes would mean the agent's repository is made to stall it. */
+const HANDOFF_TIMEOUT_MS = 300_000;
 
 export interface ContainerSandboxOptions {
   readonly cli: ContainerCli;
@@ -41,34 +80,70 @@ export interface ContainerSandboxOptions {
   readonly image: string;
   readonly user: ContainerUser;
   readonly limits: ContainerLimits;
-  readonly network: "default" | "none";
+  readonly network: "default" | "none" | ContainerNetwork;
   readonly deployment: string;
   readonly templateDir: string;
+  /** The host repository and its git common dir: what the agent's repositories borrow objects from and hand branches back to. */
+  readonly repo: string;
+  readonly commonDir: string;
+  /** The run's branch: its agent repository is kept (AGENT_WORKSPACE) for the retained workspace. */
+  readonly runBranch: string;
+  /** A directory on disk of the run's own (RUNS_DIR/<run_id>/agent), 0700, for the agent's repositories and hand-offs. */
+  readonly workDir: string;
+  /** The agent CLI's config files (agent-endpoints.ts), written into each container's tmpfs home before the agent starts. */
+  readonly homeFiles: readonly HomeFile[];
+  /** Epoch ms of the run's end (ChildConfig.ends_by): each container's main process ends itself then. */
+  readonly endsBy: number;
+  /** The built container-main/ (containerMainDir()): each container's main process, mounted read-only. */
+  readonly mainDir: string;
+  /** The run's egress proxy (ADR 0035): its socket, which each container's main process forwards its proxy port to. */
+  readonly egress?: { readonly socket: string };
+  /** Where a container's exec channel going away is said (the child's stderr: a line of the run's log). */
+  readonly note?: (line: string) => void;
+  /** The exec channel's waits (tests shorten them). */
+  readonly channelWaits?: { readonly connectMs?: number; readonly answerMs?: number };
 }
 
-/** The last `max` characters written to it. */
-class TextTail {
-  private parts: string[] = [];
-  private length = 0;
 
-  constructor(private readonly max: number) {}
+/** A Sandcastle worktree on the host, as the phase that runs in it knows it. */
+export interface PhaseWorktree {
+  readonly branch: string;
+  readonly worktreePath: string;
+}
 
-  push(text: string): void {
-    this.parts.push(text);
-    this.length += text.length;
-    while (this.length > this.max && this.parts.length > 1) this.length -= this.parts.shift()!.length;
-  }
+/** What one phase's container left, once the host has taken its branch. */
+export interface PhaseCollection {
+  /** Commits the branch gained. */
+  readonly commits: number;
+  /** Changes the agent made beyond its branch, none of them taken (refused-changes.ts). */
+  readonly refused: string[];
+  /** The agent left uncommitted changes. */
+  readonly dirty: boolean;
+}
 
-  toString(): string {
-    const all = this.parts.join("");
-    return all.length > this.max ? all.slice(all.length - this.max) : all;
-  }
+/** One phase's container, from create() to collect(). */
+interface Phase {
+  readonly name: string;
+  readonly repository: AgentRepository;
+  bundle?: string;
+  status?: HandoffStatus;
+  problem?: string;
+  /** The container's removal, started by close(), then what the agent changed beyond its branch; never rejects. */
+  removal?: Promise<{ refused: string[] } | { problem: string }>;
+}
+
+/** An open container: its secret env file and its exec channel. */
+interface LiveContainer {
+  readonly envFile: string;
+  readonly channel: ExecChannel;
 }
 
 export class ContainerSandbox {
   private seq = 0;
-  /** Open containers → their secret env file. */
-  private readonly live = new Map<string, string>();
+  /** Open containers by name. */
+  private readonly live = new Map<string, LiveContainer>();
+  /** Host worktree path → its phase's container, until collect(). */
+  private readonly phases = new Map<string, Phase>();
 
   constructor(private readonly opts: ContainerSandboxOptions) {}
 
@@ -76,17 +151,83 @@ export class ContainerSandbox {
     return this.opts.cli.engine === "podman" && process.getuid?.() !== 0;
   }
 
-  provider(): BindMountSandboxProvider {
+  /** A provider for one phase in `worktree`: Sandcastle's bind mounts of it are replaced by the agent's own repository. */
+  provider(worktree: PhaseWorktree): BindMountSandboxProvider {
     return createBindMountSandboxProvider({
       name: this.opts.cli.engine,
       sandboxHomedir: SANDBOX_HOME,
-      create: (options) => this.create(options),
+      create: (options) => this.create(options, worktree),
     });
   }
 
-  /** For exit paths: removes every container still open, and its env file. Bounded, never throws. */
+  /**
+   * After the phase: the host takes the branch from its bundle, checked (branch-intake.ts). Sandcastle's
+   * worktree is detached first, so moving the branch leaves it clean for Sandcastle to remove. The agent's
+   * repository of the run's own branch is kept for retention; the others go.
+   */
+  async collect(worktree: PhaseWorktree): Promise<PhaseCollection | undefined> {
+    const phase = this.phases.get(worktree.worktreePath);
+    if (phase === undefined) return undefined;
+    this.phases.delete(worktree.worktreePath);
+    const { repository } = phase;
+    // The container is removed while the host takes the branch: the intake reads only the bundle, on the host.
+    const removed = async (): Promise<string[]> => {
+      const removal = await phase.removal;
+      if (removal !== undefined && "problem" in removal) throw new Error(removal.problem);
+      return removal?.refused ?? [];
+    };
+    try {
+      if (phase.problem !== undefined)
+        throw new RunFailure("agent_failed", `the branch ${repository.branch} could not be handed off from the container: ${phase.problem}`);
+      // The agent never ran (its container did not come up): nothing to take.
+      if (phase.status === undefined) return { commits: 0, refused: await removed(), dirty: false };
+      const status = phase.status;
+      const notes = status.state === "gone" ? [`deleted refs/heads/${repository.branch} (its own branch: nothing to take)`] : [];
+      let commits = 0;
+      if (status.state === "bundle") {
+        await git(worktree.worktreePath, ["update-ref", "--no-deref", "HEAD", await git(worktree.worktreePath, ["rev-parse", "HEAD"])]);
+        try {
+          const tip = await takeBranch({
+            repo: this.opts.repo,
+            commonDir: this.opts.commonDir,
+            branch: repository.branch,
+            base: repository.base,
+            bundle: phase.bundle!,
+            runId: this.opts.runId,
+            user: this.opts.user,
+          });
+          commits = Number(await git(this.opts.repo, ["rev-list", "--count", `${repository.base}..${tip}`]));
+        } catch (error) {
+          if (error instanceof IntakeRefused) throw new RunFailure("agent_failed", `the branch ${repository.branch} was not taken: ${error.message}`);
+          throw error;
+        }
+      }
+      return { commits, refused: [...(await removed()), ...notes], dirty: status.dirty };
+    } finally {
+      // Nothing of the agent's runs any more once its container is gone: only then is its repository moved or removed.
+      await phase.removal;
+      if (phase.bundle !== undefined) await rm(phase.bundle, { force: true });
+      if (repository.branch === this.opts.runBranch) {
+        const kept = join(this.opts.workDir, AGENT_WORKSPACE);
+        await rm(kept, { recursive: true, force: true });
+        await rename(repository.dir, kept).catch(() => rm(repository.dir, { recursive: true, force: true }));
+      } else {
+        await rm(repository.dir, { recursive: true, force: true });
+      }
+    }
+  }
+
+  /**
+   * For exit paths: removes every container still open, and its env file; a root child hands back to the
+   * repository's owner whatever it (or Sandcastle's git) made in the repository's git dir. Bounded, never throws.
+   */
   disposeSync(): void {
+    handBackSync(
+      [this.opts.commonDir, join(this.opts.repo, ".sandcastle")].filter((p) => existsSync(p)),
+      this.opts.user,
+    );
     const names = [...this.live.keys()];
+    for (const { channel } of this.live.values()) channel.expectEnd();
     if (names.length > 0) {
       try {
         execFileSync(this.opts.cli.path, removeArgs(this.opts.cli.engine, names), { env: { ...this.opts.cli.env }, stdio: "ignore", timeout: 10_000 });
@@ -94,26 +235,64 @@ export class ContainerSandbox {
         // best effort: the worker removes the run's containers by label after the child ends
       }
     }
-    for (const file of this.live.values()) rmSync(file, { force: true });
+    for (const { envFile, channel } of this.live.values()) {
+      // Should the removal have failed, the exec server still kills what it runs and ends the container with the channel.
+      channel.close();
+      rmSync(envFile, { force: true });
+    }
     this.live.clear();
   }
 
-  private async create(options: BindMountCreateOptions): Promise<BindMountSandboxHandle> {
+  private async create(options: BindMountCreateOptions, worktree: PhaseWorktree): Promise<BindMountSandboxHandle> {
     const { cli } = this.opts;
-    this.seq += 1;
-    const name = this.seq === 1 ? this.opts.runId : `${this.opts.runId}-${this.seq}`;
+    // Taken before any await: phases (parallel implementers) are created concurrently.
+    const seq = ++this.seq;
+    const name = seq === 1 ? this.opts.runId : `${this.opts.runId}-${seq}`;
     const worktreePath = options.mounts.find((m) => m.hostPath === options.worktreePath)?.sandboxPath ?? DEFAULT_WORKTREE_PATH;
-    await handBack(
-      options.mounts.map((m) => m.hostPath),
-      this.opts.user,
+    await mkdir(this.opts.workDir, { recursive: true, mode: 0o700 });
+    const dir = join(this.opts.workDir, name);
+    const plan = await planAgentRepository({ repo: this.opts.repo, commonDir: this.opts.commonDir, branch: worktree.branch, dir, user: this.opts.user });
+    // Made while its container starts (it mounts the directory, empty until then); never rejects, awaited below.
+    const making = makeAgentRepository(plan).then(
+      (repository) => ({ repository }),
+      (error: unknown) => ({ error }),
     );
     const envFile = await writeEnvFile(this.opts.runDir, `${name}.env`, { ...options.env, HOME: SANDBOX_HOME }, this.opts.user);
-    this.live.set(name, envFile);
+    let channel: ExecChannel;
+    try {
+      // Short names: a unix socket's path holds at most 107 bytes.
+      channel = await ExecChannel.listen(join(this.opts.runDir, `exec-${seq}.sock`), {
+        owner: this.opts.user,
+        answerMs: this.opts.channelWaits?.answerMs ?? ANSWER_WAIT_MS,
+        onGone: (why) => this.note(`the exec channel into ${name} ${why}: its commands go through \`${cli.engine} exec\` from now on`),
+      });
+    } catch (error) {
+      await removeEnvFile(envFile);
+      await making;
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+    this.live.set(name, { envFile, channel });
+    // A half-made container (name taken, mount refused, no server, no config written) must not outlive the failure.
+    const undo = async (made: boolean): Promise<void> => {
+      this.phases.delete(options.worktreePath);
+      if (made) await runContainerCli(cli, removeArgs(cli.engine, [name]), 30_000);
+      await this.forget(name);
+      await making;
+      await rm(dir, { recursive: true, force: true });
+    };
+    // Not Sandcastle's mounts (the host worktree and the host's git dir, read-write): the agent's own repository.
     const mounts: BindMount[] = [
-      ...options.mounts.map((m) => ({ hostPath: m.hostPath, sandboxPath: m.sandboxPath, readonly: m.readonly === true })),
-      ...(options.mounts.some((m) => m.hostPath === this.opts.templateDir) ? [] : [{ hostPath: this.opts.templateDir, sandboxPath: this.opts.templateDir, readonly: true }]),
+      { hostPath: dir, sandboxPath: worktreePath },
+      ...plan.objectDirs.map((objects) => ({ hostPath: objects, sandboxPath: objects, readonly: true })),
+      { hostPath: this.opts.templateDir, sandboxPath: this.opts.templateDir, readonly: true },
       { hostPath: envFile, sandboxPath: SECRET_ENV_PATH, readonly: true },
+      { hostPath: this.opts.mainDir, sandboxPath: CONTAINER_MAIN_DIR, readonly: true },
+      { hostPath: channel.path, sandboxPath: EXEC_SOCKET_PATH },
+      ...(this.opts.egress !== undefined ? [{ hostPath: this.opts.egress.socket, sandboxPath: EGRESS_SOCKET_PATH }] : []),
     ];
+    // The main process ends itself at the run's end, serves the exec channel, and with an egress policy forwards to its proxy (the only way out).
+    const seconds = Math.max(1, Math.ceil((this.opts.endsBy - Date.now()) / 1000));
     let args: string[];
     try {
       args = runArgs({
@@ -127,100 +306,158 @@ export class ContainerSandbox {
         rootless: this.rootless,
         mounts,
         workdir: worktreePath,
-        command: ["sleep", "infinity"],
+        command: mainProcessArgv({ seconds, exec: true, egress: this.opts.egress !== undefined }),
       });
     } catch (error) {
-      await this.forget(name);
+      await undo(false);
       throw error;
     }
     const started = await runContainerCli(cli, args, START_TIMEOUT_MS);
     if (started.code !== 0) {
-      // A half-made container (name taken, mount refused) must not outlive the failure.
-      await runContainerCli(cli, removeArgs(cli.engine, [name]), 30_000);
-      await this.forget(name);
+      await undo(true);
       throw new Error(`${cli.engine} run failed: ${firstLine(started.stderr) || `exit ${started.code}`}`);
+    }
+    let phase: Phase;
+    try {
+      await this.awaitServer(name, channel);
+      const made = await making;
+      if ("error" in made) throw made.error;
+      phase = { name, repository: made.repository };
+    } catch (error) {
+      await undo(true);
+      throw error;
+    }
+    this.phases.set(options.worktreePath, phase);
+    try {
+      // Through an exec's stdin into the tmpfs home: never on an argv, never on a disk.
+      for (const file of this.opts.homeFiles) await this.stream(name, copyInCommand(`${SANDBOX_HOME}/${file.path}`), { input: file.content });
+    } catch (error) {
+      await undo(true);
+      throw new Error(`writing the agent's config into the container failed: ${messageOf(error)}`);
     }
     return {
       worktreePath,
       exec: (command, execOpts) => this.exec(name, command, execOpts),
-      copyFileIn: (hostPath, sandboxPath) => this.copy(copyInArgs(name, sandboxPath), { from: hostPath }),
+      copyFileIn: (hostPath, sandboxPath) => this.copy(name, copyInCommand(sandboxPath), { from: hostPath }),
       copyFileOut: async (sandboxPath, hostPath) => {
         await mkdir(dirname(hostPath), { recursive: true });
-        await this.copy(copyOutArgs(name, sandboxPath), { to: hostPath });
+        await this.copy(name, copyOutCommand(sandboxPath), { to: hostPath });
       },
       close: async () => {
-        const rm = await runContainerCli(cli, removeArgs(cli.engine, [name]), 60_000);
-        await this.forget(name);
-        if (rm.code !== 0 && !/no such container|no container with name or id/i.test(rm.stderr)) {
-          throw new Error(`${cli.engine} rm ${name} failed: ${firstLine(rm.stderr)}`);
-        }
+        await this.handOff(phase, worktreePath);
+        channel.expectEnd();
+        // Awaited by collect(), which takes the branch from the bundle meanwhile.
+        phase.removal = this.remove(name, phase.repository).catch((error: unknown) => ({ problem: messageOf(error) }));
       },
     };
   }
 
+  /**
+   * The exec server's connection. While it has not come, whether its container still runs: a main process that
+   * cannot run (no node in the image, or one too old) ends it at once (under --init the engine's run still succeeds).
+   * Past the wait the container's commands go through `<cli> exec`.
+   */
+  private async awaitServer(name: string, channel: ExecChannel): Promise<void> {
+    const waitMs = this.opts.channelWaits?.connectMs ?? CONNECT_WAIT_MS;
+    const deadline = Date.now() + waitMs;
+    while (!(await channel.waitConnected(Math.min(LIVENESS_CHECK_MS, deadline - Date.now())))) {
+      const state = await runContainerCli(this.opts.cli, ["inspect", "--format={{.State.Running}}", name], 30_000);
+      // Ended: stopped, or gone already (--rm). An engine that cannot answer now says nothing either way.
+      const ended = state.code === 0 ? state.stdout.trim() === "false" : /no such (object|container)|no container with name or id/i.test(state.stderr);
+      if (ended) {
+        throw new Error(
+          `image ${this.opts.image} cannot run the container's main process (its container ended at once): it needs \`node\` (22 or later) on PATH — each run container's main process is plain Node (its exec server, ADR 0049); build the image with \`scripts/build-sandbox-image.sh --cli ${this.opts.cli.engine}\` or add node to it`,
+        );
+      }
+      if (Date.now() >= deadline) {
+        channel.abandon(`got no connection from its exec server within ${waitMs / 1000} s`);
+        return;
+      }
+    }
+  }
+
+  private note(line: string): void {
+    if (this.opts.note !== undefined) this.opts.note(line);
+    else process.stderr.write(`${line}\n`);
+  }
+
+  /** The branch out of the container as a bundle file on the host (branch-handoff.ts); a failure is kept for collect(). */
+  private async handOff(phase: Phase, worktreePath: string): Promise<void> {
+    const { repository } = phase;
+    const bundle = join(this.opts.workDir, `${phase.name}.bundle`);
+    phase.bundle = bundle;
+    try {
+      const command = shellCommand(handoffScript(repository.branch, repository.base), { cwd: worktreePath, stdin: true });
+      const stderr = await this.stream(phase.name, command, {
+        input: handoffRevs(repository.branch, repository.refs),
+        to: bundle,
+        maxBytes: MAX_BUNDLE_BYTES,
+        timeoutMs: HANDOFF_TIMEOUT_MS,
+      });
+      const status = parseHandoffStatus(stderr);
+      if (status === undefined) throw new Error(firstLine(stderr.split("\n").slice(-3).join("\n")) || "no status line");
+      phase.status = status;
+    } catch (error) {
+      phase.problem = messageOf(error);
+    }
+  }
+
+  /**
+   * The phase's container ended, then what its agent changed beyond its branch. Its server ends it: every process of
+   * the agent's killed, then the container goes by itself (`--rm`; the worker checks for a leftover after the result).
+   * A server that cannot (stopped, gone) leaves it to `<cli> rm`, which the run then waits for.
+   */
+  private async remove(name: string, repository: AgentRepository): Promise<{ refused: string[] }> {
+    const { cli } = this.opts;
+    const channel = this.live.get(name)?.channel;
+    const ended = channel !== undefined && (await channel.end(END_WAIT_MS));
+    const removed = ended ? undefined : await runContainerCli(cli, removeArgs(cli.engine, [name]), 60_000);
+    await this.forget(name);
+    // Read once nothing of the agent's runs any more: its repository holds still.
+    const refused = await refusedChanges(repository).catch((error: unknown) => [`the agent's repository could not be read: ${messageOf(error)}`]);
+    if (removed !== undefined && removed.code !== 0 && !/no such container|no container with name or id/i.test(removed.stderr)) {
+      throw new Error(`${cli.engine} rm ${name} failed: ${firstLine(removed.stderr)}`);
+    }
+    return { refused };
+  }
+
   private async forget(name: string): Promise<void> {
-    const file = this.live.get(name);
+    const container = this.live.get(name);
     this.live.delete(name);
-    if (file !== undefined) await removeEnvFile(file);
+    if (container === undefined) return;
+    container.channel.close();
+    await removeEnvFile(container.envFile);
+  }
+
+  /** `command` in the container: over its exec channel while there is one, else `<cli> exec`. */
+  private async run(name: string, command: ContainerCommand): Promise<ExecProcess> {
+    const channel = this.live.get(name)?.channel;
+    return (await channel?.start(command)) ?? cliExec(this.opts.cli, execArgs(name, command), command.stdin);
   }
 
   /** One file through an exec's stdin or stdout, streamed (binary-safe, any size). */
-  private copy(args: string[], file: { from: string } | { to: string }): Promise<void> {
-    const cli = this.opts.cli;
-    return new Promise((resolve, reject) => {
-      const proc = spawn(cli.path, args, { env: { ...cli.env }, stdio: ["from" in file ? "pipe" : "ignore", "to" in file ? "pipe" : "ignore", "pipe"] });
-      const stderr = new TextTail(4096);
-      proc.stderr!.setEncoding("utf8").on("data", (chunk: string) => stderr.push(chunk));
-      const streamed =
-        "from" in file ? pipeline(createReadStream(file.from), proc.stdin!) : pipeline(proc.stdout!, createWriteStream(file.to, { mode: 0o600 }));
-      const exited = new Promise<number | null>((r) => proc.once("close", (code) => r(code)));
-      proc.once("error", (error) => reject(new Error(`${cli.engine} exec failed: ${error.message}`)));
-      void Promise.allSettled([streamed, exited]).then(async ([s, e]) => {
-        const code = e.status === "fulfilled" ? e.value : null;
-        if (code === 0 && s.status === "fulfilled") return resolve();
-        if ("to" in file) await rm(file.to, { force: true });
-        const why = firstLine(stderr.toString()) || (s.status === "rejected" ? messageOf(s.reason) : `exit ${code}`);
-        reject(new Error(`copying ${"from" in file ? `${file.from} into` : "out of"} the container failed: ${why}`));
-      });
-    });
+  private async copy(name: string, command: ContainerCommand, file: { from: string } | { to: string }): Promise<void> {
+    try {
+      await this.stream(name, command, file);
+    } catch (error) {
+      throw new Error(`copying ${"from" in file ? `${file.from} into` : "out of"} the container failed: ${messageOf(error)}`);
+    }
   }
 
-  private exec(name: string, command: string, opts: { onLine?: (line: string) => void; cwd?: string; sudo?: boolean; stdin?: string } = {}): Promise<ExecResult> {
+  private async stream(name: string, command: ContainerCommand, io: StreamIo): Promise<string> {
+    return streamExec(await this.run(name, command), io);
+  }
+
+  private async exec(
+    name: string,
+    command: string,
+    opts: { onLine?: (line: string) => void; cwd?: string; sudo?: boolean; stdin?: string } = {},
+  ): Promise<ExecResult> {
     if (opts.sudo) {
       // no-new-privileges: sudo cannot work here, and a hook asking for it should say so plainly.
-      return Promise.resolve({ stdout: "", stderr: "sudo is not available in a sandcastle-queue container (no-new-privileges)\n", exitCode: 1 });
+      return { stdout: "", stderr: "sudo is not available in a sandcastle-queue container (no-new-privileges)\n", exitCode: 1 };
     }
-    const cli = this.opts.cli;
-    const args = execArgs(name, command, { ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}), stdin: opts.stdin !== undefined });
-    return new Promise((resolve, reject) => {
-      const proc = spawn(cli.path, args, { env: { ...cli.env }, stdio: [opts.stdin !== undefined ? "pipe" : "ignore", "pipe", "pipe"] });
-      if (opts.stdin !== undefined && proc.stdin) {
-        // An agent that exits without reading its prompt closes the pipe: not an error of ours.
-        proc.stdin.on("error", () => {});
-        proc.stdin.end(opts.stdin);
-      }
-      const stdout = new TextTail(opts.onLine ? TAIL_CHARS : BUFFER_CHARS);
-      const stderr = new TextTail(opts.onLine ? TAIL_CHARS : BUFFER_CHARS);
-      proc.stderr!.setEncoding("utf8").on("data", (chunk: string) => stderr.push(chunk));
-      let outputDone: Promise<void>;
-      if (opts.onLine) {
-        const onLine = opts.onLine;
-        const lines = createInterface({ input: proc.stdout!, crlfDelay: Infinity });
-        lines.on("line", (line) => {
-          stdout.push(`${line}\n`);
-          onLine(line);
-        });
-        outputDone = new Promise((r) => lines.once("close", () => r()));
-      } else {
-        proc.stdout!.setEncoding("utf8").on("data", (chunk: string) => stdout.push(chunk));
-        outputDone = new Promise((r) => proc.stdout!.once("close", () => r()));
-      }
-      proc.once("error", (error) => reject(new Error(`${cli.engine} exec failed: ${error.message}`)));
-      proc.once("close", (code, signal) => {
-        void outputDone.then(() =>
-          resolve({ stdout: opts.onLine ? stdout.toString().replace(/\n$/, "") : stdout.toString(), stderr: stderr.toString(), exitCode: code ?? (signal !== null ? 128 + (constants.signals[signal] ?? 0) : 1) }),
-        );
-      });
-    });
+    const proc = await this.run(name, shellCommand(command, { ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}), stdin: opts.stdin !== undefined }));
+    return execResult(proc, { ...(opts.onLine !== undefined ? { onLine: opts.onLine } : {}), ...(opts.stdin !== undefined ? { input: opts.stdin } : {}) });
   }
 }

@@ -4,36 +4,38 @@
 //
 // When the child itself runs as root (a rootful engine) while the repository belongs to that user:
 //  - the child's own git (and Sandcastle's, in this process) would refuse the repository ("dubious
-//    ownership"), so this process trusts it (safe.directory, in its own env only, never the agent's);
-//  - what root's git creates in it (the worktree, its admin dir, the branch's ref and reflog) is handed
-//    back to the owner before each container starts, or the agent could not write it.
-import { execFile } from "node:child_process";
+//    ownership"), so this process trusts it by its exact paths (in its own env only, never the agent's);
+//  - what root makes for the agent (its own repository) and adds to the host repository (the branch's
+//    ref, reflog and objects) is handed back to the owner.
+import { execFile, execFileSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { promisify } from "node:util";
-import type { ContainerUser } from "../container-args.js";
+import type { ContainerUser } from "../containers/container-args.js";
+import { join } from "node:path";
 import { containerEngine, type SandboxField } from "../contract.js";
+import { configEnv, NO_REPOSITORY_COMMANDS, trusting, type GitSetting } from "../hardened-git.js";
 import { RunFailure } from "./run-failure.js";
 
 const execFileAsync = promisify(execFile);
 const uid = (): number | undefined => process.getuid?.();
 
 /**
- * Before the child's first git call: a root child about to run containers in a repository owned by
- * someone else trusts it for this process's git processes only. Returns whether it did.
+ * Before the child's first git call, for docker/podman runs: every git this process and Sandcastle start runs
+ * no hook and no fsmonitor command (ADR 0033); a root child trusts a repository owned by someone else by its
+ * exact paths. Returns the settings it put in this process's environment.
  */
-export function trustRepositoryOwner(repo: string, sandbox: SandboxField): boolean {
-  if (containerEngine(sandbox) === undefined || uid() !== 0) return false;
-  let owner: number;
+export function hardenHostGit(repo: string, sandbox: SandboxField): GitSetting[] {
+  if (containerEngine(sandbox) === undefined) return [];
+  const settings: GitSetting[] = [...NO_REPOSITORY_COMMANDS];
+  let owner: number | undefined;
   try {
     owner = statSync(repo).uid;
   } catch {
-    return false; // checkRepository reports a missing repo
+    owner = undefined; // checkRepository reports a missing repo
   }
-  if (owner === 0) return false;
-  process.env.GIT_CONFIG_COUNT = "1";
-  process.env.GIT_CONFIG_KEY_0 = "safe.directory";
-  process.env.GIT_CONFIG_VALUE_0 = "*";
-  return true;
+  if (uid() === 0 && owner !== undefined && owner !== 0) settings.push(...trusting([repo, join(repo, ".git")]));
+  Object.assign(process.env, configEnv(settings, process.env));
+  return settings;
 }
 
 /** The container's user: the owner of the repository's git common dir. */
@@ -47,7 +49,10 @@ export function repositoryUser(commonDir: string, engine: string): ContainerUser
   }
   const self = uid();
   if (self !== undefined && self !== 0 && self !== st.uid) {
-    throw new RunFailure("provider_unavailable", `sandbox "${engine}": ${commonDir} belongs to uid ${st.uid} but the worker runs as uid ${self}: run the worker as the repository's owner`);
+    throw new RunFailure(
+      "provider_unavailable",
+      `sandbox "${engine}": ${commonDir} belongs to uid ${st.uid} but the worker runs as uid ${self}: run the worker as the repository's owner`,
+    );
   }
   return { uid: st.uid, gid: st.gid };
 }
@@ -55,13 +60,29 @@ export function repositoryUser(commonDir: string, engine: string): ContainerUser
 /**
  * A root child hands what root created under `paths` back to the container's user. GNU chown's `--from=0`
  * changes only entries owned by root, `-h` symlinks themselves (never their targets), `-R` without
- * following links: one process, ~0.13 s for 13,000 entries where an lstat walk in Node took ~2 s.
+ * following links: one process, far cheaper than an lstat walk in Node over the same tree (ADR 0009).
  */
 export async function handBack(paths: readonly string[], user: ContainerUser): Promise<void> {
   if (uid() !== 0 || user.uid === 0 || paths.length === 0) return;
   try {
-    await execFileAsync("chown", ["-R", "-h", "--from=0", `${user.uid}:${user.gid}`, "--", ...paths], { timeout: 120_000 });
+    await execFileAsync("chown", chownArgs(paths, user), { timeout: 120_000 });
   } catch (error) {
-    throw new Error(`could not give ${paths.join(", ")} back to ${user.uid}:${user.gid}: ${(error as { stderr?: string }).stderr?.trim() || (error as Error).message}`);
+    throw new Error(
+      `could not give ${paths.join(", ")} back to ${user.uid}:${user.gid}: ${(error as { stderr?: string }).stderr?.trim() || (error as Error).message}`,
+    );
   }
+}
+
+/** The same on an exit path: bounded, best effort. */
+export function handBackSync(paths: readonly string[], user: ContainerUser): void {
+  if (uid() !== 0 || user.uid === 0 || paths.length === 0) return;
+  try {
+    execFileSync("chown", chownArgs(paths, user), { stdio: "ignore", timeout: 10_000 });
+  } catch {
+    // what is left root's stays readable to its owner; the next run's hand-back takes it
+  }
+}
+
+function chownArgs(paths: readonly string[], user: ContainerUser): string[] {
+  return ["-R", "-h", "--from=0", `${user.uid}:${user.gid}`, "--", ...paths];
 }

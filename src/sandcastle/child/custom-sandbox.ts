@@ -3,7 +3,7 @@
 // host, which only noSandbox may do (and only in a dry run), so it is refused.
 import { pathToFileURL } from "node:url";
 import type { SandboxProvider } from "@ai-hero/sandcastle";
-import { findCustomProvider } from "../custom-providers.js";
+import { findCustomProvider } from "../containers/custom-providers.js";
 import { RunFailure, messageOf } from "./run-failure.js";
 
 /** What a provider factory is handed; it may ignore it. */
@@ -25,7 +25,10 @@ export async function loadCustomProvider(dir: string | null, name: string): Prom
   }
   const factory = mod.default;
   if (typeof factory !== "function") {
-    throw new RunFailure("provider_unavailable", `sandbox "${sandbox}": ${found.path} must export a provider factory as its default export (got ${typeof factory})`);
+    throw new RunFailure(
+      "provider_unavailable",
+      `sandbox "${sandbox}": ${found.path} must export a provider factory as its default export (got ${typeof factory})`,
+    );
   }
   return (context) => {
     const provider = (factory as (c: CustomProviderContext) => unknown)(context);

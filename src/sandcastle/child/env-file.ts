@@ -5,14 +5,11 @@
 import { constants } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { ContainerUser } from "../container-args.js";
+import type { ContainerUser } from "../containers/container-args.js";
+import { shellQuote } from "../shell-quote.js";
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Single quotes keep every byte but `'` literal; `'` itself becomes `'\''`. */
-export function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
 
 export function envFileText(env: Readonly<Record<string, string>>): string {
   return Object.entries(env)

@@ -4,7 +4,12 @@
 // (agent-stream.ts) comes in as bytes, scrubbed there, and goes out as it is.
 import { format } from "node:util";
 import { ChildRunComplete } from "../contract.js";
-import { MARK_STAND_IN, RECORD_MARK, RECORD_MARK_BYTE, recordLine, type ChildRecord, type LogLevel, type Phase, type PhaseStatus } from "../protocol.js";
+import {
+  MARK_STAND_IN, RECORD_MARK, RECORD_MARK_BYTE, recordLine, type AGENT_NOTE_KINDS, type ChildRecord, type LogLevel, type Phase, type PhaseStatus,
+} from "../protocol.js";
+import type { TokenUsage } from "./agent-output/output-item.js";
+
+type AgentNoteKind = (typeof AGENT_NOTE_KINDS)[number];
 import type { SecretScrubber } from "./secret-scrubber.js";
 
 export type RunCompleteResult = ChildRunComplete["result"];
@@ -21,7 +26,6 @@ export interface EventOrigin {
   readonly implementer?: number;
 }
 
-// eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
 
 /** A foreign partial line longer than this is emitted without waiting for its newline. */
@@ -120,6 +124,33 @@ export class EventPrinter {
       branch,
       ...(message !== undefined ? { message: this.clean(message) } : {}),
     });
+  }
+
+  /** A real agent's tool result, error or end, read from its CLI (agent-output/). */
+  agentNote(origin: EventOrigin, kind: AgentNoteKind, text: string): void {
+    const clean = this.clean(text).trim();
+    if (clean.length > 0) this.write({ type: "agent", ...origin, kind, text: clean });
+  }
+
+  /** A connection the egress proxy allowed or denied (ADR 0035). */
+  egress(host: string, port: number, allowed: boolean, failed?: string): void {
+    this.write({
+      type: "egress",
+      host: this.clean(host),
+      port,
+      decision: allowed ? "allowed" : "denied",
+      ...(failed !== undefined ? { failed: this.clean(failed) } : {}),
+    });
+  }
+
+  /** Tokens the agent reported since the last record (a delta); the worker sums them. */
+  usage(origin: EventOrigin, usage: TokenUsage): void {
+    this.write({ type: "usage", ...origin, ...usage });
+  }
+
+  /** What the agent changed beyond its branch (refused-changes.ts): one record, names only. */
+  refused(origin: EventOrigin, branch: string, changes: readonly string[]): void {
+    this.write({ type: "refused", ...origin, branch, changes: changes.map((c) => this.clean(c)) });
   }
 
   log(level: LogLevel, message: string): void {

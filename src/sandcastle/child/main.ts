@@ -13,8 +13,7 @@
 //
 // The child never pushes: commits stay on request.branch in repo_workdir (dry_run also forces noSandbox).
 import { dirname } from "node:path";
-import type { RunBase } from "./commits.js";
-import { commitsAdded, commitsAddedSync, recordBase } from "./commits.js";
+import { commitsAdded, commitsAddedSync, runBase, type RunBase } from "./commits.js";
 import { loadChildConfig } from "./child-config.js";
 import { EventPrinter, type RunCompleteResult } from "./events.js";
 import { PhaseLogs } from "./phase-logs.js";
@@ -22,23 +21,30 @@ import { AgentStream } from "./agent-stream.js";
 import { isGroupLeader, killOwnGroup, signalOwnedProcesses } from "./process-group.js";
 import { RunFailure, classifyFailure, messageOf } from "./run-failure.js";
 import { SecretScrubber } from "./secret-scrubber.js";
-import { checkAgentAvailable, buildAgent } from "./agents.js";
+import { AGENT_CLIS, checkAgentAvailable, buildAgent } from "./agents.js";
+import { agentSetup } from "./agent-endpoints.js";
+import { AgentOutput } from "./agent-output/agent-output.js";
+import { agentFailure } from "./agent-output/agent-failure.js";
+import type { EgressDecision } from "../egress/egress-proxy.js";
 import { runParallelPlanner } from "./parallel-planner.js";
 import { checkTemplate } from "./prompt.js";
-import { checkBranchNotCheckedOut, checkRepository, excludeSandcastleDir } from "./repository.js";
+import { checkRepository, excludeSandcastleDir } from "./repository.js";
 import { buildSandbox, checkSandboxAvailable, runsOnHost, type SandboxChoice } from "./sandboxes.js";
-import { effectiveSandbox } from "../contract.js";
-import { trustRepositoryOwner } from "./container-user.js";
+import { containerEngine, effectiveSandbox } from "../contract.js";
+import { hardenHostGit } from "./container-user.js";
 import { runSingle } from "./single-run.js";
 import { releaseStdin, watchStdin } from "./stdin-watchdog.js";
+import { awaitHandoff } from "./spare-handoff.js";
 import { releaseAllLocks } from "./lock-files.js";
 import { exitWhenFlushed } from "../../flushed-exit.js";
 
-const USAGE = "usage: main.js run --config <path> [--json]";
+const USAGE = "usage: main.js run --config <path> | --config-on-stdin [--json]";
 /** After SIGTERM: how long the aborted run may take to settle before the child exits anyway. */
 const TERM_GRACE_MS = 3000;
 /** After stdin closed: the worker is gone, so wait less before killing the group. */
 const ORPHAN_GRACE_MS = 1500;
+/** Sandcastle's own default: a config without the worker's setting (another tool wrote it). */
+const DEFAULT_IDLE_SECONDS = 600;
 
 const printer = new EventPrinter(new SecretScrubber([]));
 const controller = new AbortController();
@@ -48,20 +54,26 @@ let sandbox: SandboxChoice | undefined;
 let logs: PhaseLogs | undefined;
 let stream: AgentStream | undefined;
 let stopping: RunFailure | undefined;
+/** What agents changed beyond their branches (ADR 0033), reported with the result whatever it is. */
+const refused: string[] = [];
 
-type Args = { ok: true; configPath: string } | { ok: false; message: string };
+type Args = { ok: true; configPath: string | null } | { ok: false; message: string };
 
+/** `--config-on-stdin`: a spare started ahead of its run (child-spare.ts) learns its run from the first line of stdin. */
 function parseArgs(argv: readonly string[]): Args {
   const [command, ...rest] = argv;
   if (command !== "run") return { ok: false, message: `expected the \`run\` command; ${USAGE}` };
   let configPath: string | undefined;
+  let onStdin = false;
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
     if (arg === "--json") continue;
-    if (arg === "--config") configPath = rest[++i];
+    if (arg === "--config-on-stdin") onStdin = true;
+    else if (arg === "--config") configPath = rest[++i];
     else if (arg.startsWith("--config=")) configPath = arg.slice("--config=".length);
     else return { ok: false, message: `unknown argument ${JSON.stringify(arg)}; ${USAGE}` };
   }
+  if (onStdin && configPath === undefined) return { ok: true, configPath: null };
   if (configPath === undefined || configPath.length === 0) return { ok: false, message: `--config <path> is required; ${USAGE}` };
   return { ok: true, configPath };
 }
@@ -96,7 +108,7 @@ function finish(result: RunCompleteResult): Promise<never> {
 }
 
 function failedResult(failure: RunFailure, commits: { sha: string }[] = []): RunCompleteResult {
-  return { branch, commits, merged_branch: null, status: "failed", failure_reason: failure.reason, message: failure.message };
+  return { branch, commits, merged_branch: null, status: "failed", failure_reason: failure.reason, message: failure.message, refused_changes: [...refused] };
 }
 
 /** SIGTERM or a dead worker: abort the run, end the agent's processes, bound the wait. */
@@ -150,12 +162,17 @@ function installProcessHandlers(): void {
 
 async function main(): Promise<never> {
   printer.captureOutput();
+  const args = parseArgs(process.argv.slice(2));
+  // A spare: everything loaded before its run is known, so the run starts on a warm process.
+  const handoff = args.ok && args.configPath === null ? await awaitHandoff(import("@ai-hero/sandcastle")) : undefined;
+  if (handoff === null) return exitWhenFlushed(0); // its worker let it go (or died) before giving it a run
   installProcessHandlers();
 
-  const args = parseArgs(process.argv.slice(2));
   if (!args.ok) return finish(failedResult(new RunFailure("invalid_payload", args.message)));
+  if (handoff !== undefined && handoff.problem !== undefined) return finish(failedResult(new RunFailure("invalid_payload", handoff.problem)));
+  const configPath = handoff?.configPath ?? args.configPath!;
 
-  const loaded = await loadChildConfig(args.configPath);
+  const loaded = await loadChildConfig(configPath);
   printer.useScrubber(loaded.scrubber);
   if (!loaded.ok) {
     branch = loaded.branch;
@@ -169,17 +186,39 @@ async function main(): Promise<never> {
   const sandcastle = import("@ai-hero/sandcastle");
   sandcastle.catch(() => {});
 
+  // A real agent: where its CLI sends its model requests, and how its output is read (ADR 0034).
+  const setup = request.agent === "script" ? undefined : agentSetup(request.agent, request, config.env);
+  const output = new AgentOutput(request.agent, printer, (failure) => stop(failure, TERM_GRACE_MS), setup?.keyVar ?? null);
+  const sandboxName = effectiveSandbox(request);
+  const failureOf = (error: unknown): RunFailure =>
+    (request.agent !== "script" && setup !== undefined
+      ? agentFailure(error, output.errors, {
+          cli: AGENT_CLIS[request.agent],
+          image: containerEngine(sandboxName) !== undefined ? (request.image ?? config.sandbox_settings?.default_image ?? null) : null,
+          keyVar: setup.keyVar,
+          baseUrlVar: setup.baseUrlVar,
+          idleSeconds: config.sandbox_settings?.agent_idle_seconds ?? DEFAULT_IDLE_SECONDS,
+        })
+      : undefined) ?? classifyFailure(error);
+
   try {
     const parallel = request.parallel_implementers > 1;
-    const sandboxName = effectiveSandbox(request);
-    const site = { config, runDir: dirname(args.configPath) };
+    const site = {
+      config,
+      runDir: dirname(configPath),
+      homeFiles: setup?.homeFiles ?? [],
+      onEgress: (d: EgressDecision) => printer.egress(d.host, d.port, d.allowed, d.failed),
+    };
     checkTemplate(request.prompt_template_dir, parallel);
-    trustRepositoryOwner(request.repo_workdir, sandboxName);
-    const { commonDir } = await checkRepository(request.repo_workdir);
-    await checkBranchNotCheckedOut(request.repo_workdir, request.branch);
-    await checkSandboxAvailable(sandboxName, site);
+    hardenHostGit(request.repo_workdir, sandboxName);
+    // The engine's answer (its CLI's start, the image lookup) takes as long as git's checks: both at once, before anything is made.
+    const sandboxReady = checkSandboxAvailable(sandboxName, site);
+    sandboxReady.catch(() => {});
+    const repository = await checkRepository(request.repo_workdir, request.branch);
+    const { commonDir } = repository;
+    base = runBase(request.repo_workdir, request.branch, repository);
+    await sandboxReady;
     checkAgentAvailable(request, runsOnHost(sandboxName), config.env);
-    base = await recordBase(request.repo_workdir, request.branch);
     await excludeSandcastleDir(commonDir).catch(() => {});
 
     const sc = await sandcastle;
@@ -187,7 +226,10 @@ async function main(): Promise<never> {
     sandbox = await buildSandbox(sandboxName, site, commonDir);
     // One agent at a time whose output the child reads itself: the script agent on the host, one phase.
     if (request.agent === "script" && sandbox.runsOnHost && !parallel) stream = AgentStream.open(site.runDir, printer, loaded.scrubber);
-    const agent = buildAgent(sc, request, sandbox.agentEnv, sandbox.runsOnHost, stream?.path);
+    const agent = buildAgent(sc, request, { ...setup?.env, ...sandbox.agentEnv }, sandbox.runsOnHost, {
+      ...(stream ? { stdoutTo: stream.path } : {}),
+      ...(setup ? { model: setup.model } : {}),
+    });
     logs = new PhaseLogs(site.runDir);
     const phaseLogs = logs;
     printer.dropForeign((line) => phaseLogs.mentionsRawLog(line));
@@ -199,6 +241,8 @@ async function main(): Promise<never> {
       logs,
       site: { sc, repo: request.repo_workdir, commonDir, signal: controller.signal },
       ...(stream ? { stream } : {}),
+      output,
+      refused,
     };
     const outcome = parallel ? await runParallelPlanner(ctx) : await runSingle(ctx);
     controller.signal.throwIfAborted();
@@ -211,9 +255,10 @@ async function main(): Promise<never> {
       status: "ok",
       failure_reason: null,
       message: outcome.notes.length > 0 ? outcome.notes.join("; ") : null,
+      refused_changes: [...refused],
     });
   } catch (error) {
-    const failure = stopping ?? classifyFailure(error);
+    const failure = stopping ?? failureOf(error);
     const commits = base ? await commitsAdded(base).catch(() => []) : [];
     return finish(failedResult(failure, commits));
   }

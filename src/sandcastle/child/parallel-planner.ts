@@ -37,10 +37,10 @@ async function runImplementer(ctx: RunContext, index: number, plan: string): Pro
   try {
     const args = { IMPL_INDEX: index, PLAN: plan, TASK: taskFor(plan, index) };
     const implemented = await runAgentPhase(ctx, worktree, { phase: "implement", implementer: index }, "implement", args);
-    commits = implemented.commits.length;
+    commits = implemented.commits;
     if (commits > 0) {
       const reviewed = await runAgentPhase(ctx, worktree, { phase: "review", implementer: index }, "review", args);
-      commits += reviewed.commits.length;
+      commits += reviewed.commits;
     }
   } finally {
     kept = await closeWorktree(ctx.site, worktree).catch(() => undefined);

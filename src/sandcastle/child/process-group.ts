@@ -2,7 +2,8 @@
 // and its descendants. Sandcastle's noSandbox provider does not kill the agent when a run is
 // aborted, so the child ends them itself. Everything here is synchronous so it can run from
 // an `exit` handler.
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
+import { procStat } from "../../process-identity.js";
 
 interface ProcInfo {
   readonly pid: number;
@@ -10,21 +11,13 @@ interface ProcInfo {
   readonly pgid: number;
 }
 
-/** `/proc/<pid>/stat`: the comm field may hold spaces and parens, so parse after the last ')'. */
 function readStat(pid: number | "self"): ProcInfo | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const close = stat.lastIndexOf(")");
-    const fields = stat.slice(close + 2).split(" ");
-    // fields[0] = state, [1] = ppid, [2] = pgrp
-    const ppid = Number(fields[1]);
-    const pgid = Number(fields[2]);
-    const own = pid === "self" ? Number(stat.slice(0, stat.indexOf(" "))) : pid;
-    if (!Number.isInteger(ppid) || !Number.isInteger(pgid)) return undefined;
-    return { pid: own, ppid, pgid };
-  } catch {
-    return undefined;
-  }
+  const fields = procStat(pid);
+  if (fields === undefined) return undefined;
+  const ppid = Number(fields[1]);
+  const pgid = Number(fields[2]);
+  if (!Number.isInteger(ppid) || !Number.isInteger(pgid)) return undefined;
+  return { pid: pid === "self" ? process.pid : pid, ppid, pgid };
 }
 
 function listProcesses(): ProcInfo[] | undefined {

@@ -39,7 +39,10 @@ export function providerCredentials(sandbox: Remote, env: Readonly<Record<string
     const name = credential.names.find((n) => env[n] !== undefined && env[n] !== "");
     if (name !== undefined) options[credential.option] = env[name]!;
     else if (credential.required) {
-      throw new RunFailure("provider_unavailable", `sandbox "${sandbox}" needs ${credential.names.join(" or ")} in the run's env manifest (named there, valued in the worker's env)`);
+      throw new RunFailure(
+        "provider_unavailable",
+        `sandbox "${sandbox}" needs ${credential.names.join(" or ")} in the run's env manifest (named there, valued in the worker's env)`,
+      );
     }
     for (const n of credential.names) delete agentEnv[n];
   }

@@ -8,12 +8,20 @@
 //   noSandbox              → the agent runs on the host, in a git worktree of repo_workdir
 // A provider that cannot be used ends the run `failed` / provider_unavailable before anything starts.
 import type { SandboxProvider } from "@ai-hero/sandcastle";
-import { containerEngine, customProviderName, type ChildConfig, type ContainerEngine, type SandboxField, type SandboxSettings } from "../contract.js";
-import { firstLine, resolveContainerCli, runContainerCli, type ContainerCli } from "../container-cli.js";
-import { imageExistsArgs } from "../container-args.js";
-import { findCustomProvider } from "../custom-providers.js";
+import { join } from "node:path";
+import {
+  containerEngine, customProviderName, KILL_GRACE_MS, type ChildConfig, type ContainerEngine, type ContainerNetwork, type SandboxField, type SandboxSettings,
+} from "../contract.js";
+import { parseRule, type EgressRule } from "../egress/allowlist.js";
+import { EgressProxy, type EgressDecision } from "../egress/egress-proxy.js";
+import { PROXY_ENV } from "../containers/sandbox-shell.js";
+import { firstLine, resolveContainerCli, runContainerCli, type ContainerCli } from "../containers/container-cli.js";
+import { containerMainDir, imageExistsArgs } from "../containers/container-args.js";
+import { findCustomProvider } from "../containers/custom-providers.js";
 import { isolateGlobalGitConfig, type IsolatedGitConfig } from "./host-git-config.js";
 import { repositoryUser } from "./container-user.js";
+import type { HomeFile } from "./agent-endpoints.js";
+import type { PhaseCollection, PhaseWorktree } from "./container-provider.js";
 import { providerCredentials } from "./provider-credentials.js";
 import { RunFailure, messageOf } from "./run-failure.js";
 
@@ -21,8 +29,13 @@ export type SandboxName = SandboxField;
 
 export interface SandboxChoice {
   readonly name: SandboxName;
-  /** A provider for one agent phase (noSandbox: each with its own global git config, see host-git-config.ts). */
-  provider(): SandboxProvider;
+  /** A provider for one agent phase in `worktree` (noSandbox: each with its own global git config, see host-git-config.ts). */
+  provider(worktree: PhaseWorktree): SandboxProvider;
+  /**
+   * After a phase in `worktree`: docker/podman take its branch from the container's hand-off (ADR 0033);
+   * undefined for sandboxes whose agent wrote the host repository itself (its commits are already there).
+   */
+  collect?(worktree: PhaseWorktree): Promise<PhaseCollection | undefined>;
   /** The agent runs on the host (noSandbox): its CLI must be on the host's PATH. */
   readonly runsOnHost: boolean;
   /** The env the agent gets: the run's, less what opens the provider itself (vercel/daytona credentials). */
@@ -36,6 +49,10 @@ export interface SandboxSite {
   readonly config: ChildConfig;
   /** The run's 0700 directory (where the config file is): container secret files go there. */
   readonly runDir: string;
+  /** Config files the agent's CLI needs in its home (agent-endpoints.ts): written into each container's tmpfs home. */
+  readonly homeFiles?: readonly HomeFile[];
+  /** Each connection the run's egress proxy allowed or denied (ADR 0035). */
+  readonly onEgress?: (decision: EgressDecision) => void;
 }
 
 const OPTIONAL_PACKAGES: Partial<Record<SandboxName, string>> = {
@@ -49,12 +66,18 @@ export function runsOnHost(name: SandboxName): boolean {
 
 function settingsFor(name: SandboxName, site: SandboxSite): SandboxSettings {
   const settings = site.config.sandbox_settings;
-  if (settings === undefined) throw new RunFailure("provider_unavailable", `sandbox "${name}" needs the worker's sandbox settings, which this config does not hold`);
+  if (settings === undefined)
+    throw new RunFailure("provider_unavailable", `sandbox "${name}" needs the worker's sandbox settings, which this config does not hold`);
   return settings;
 }
 
 function cliFor(engine: ContainerEngine, settings: SandboxSettings): ContainerCli {
-  const cli = resolveContainerCli(engine, { containerCli: settings.container_cli, engineEnv: settings.engine_env, path: process.env.PATH, home: process.env.HOME });
+  const cli = resolveContainerCli(engine, {
+    containerCli: settings.container_cli,
+    engineEnv: settings.engine_env,
+    path: process.env.PATH,
+    home: process.env.HOME,
+  });
   if (cli === undefined) {
     throw new RunFailure(
       "provider_unavailable",
@@ -113,8 +136,47 @@ export async function checkSandboxAvailable(name: SandboxName, site: SandboxSite
   }
 }
 
+/** Each container's main process as built (plain Node, no imports of the project), mounted read-only into it. */
+const CONTAINER_MAIN = containerMainDir();
+
+/**
+ * How a container run reaches the network (ADR 0035): with an allowlist, no network of its own and the run's
+ * egress proxy on a socket in the run's directory; else none, the engine's bridge, or the operator's network. A
+ * config without a policy (written by another tool) keeps the request's "none" and the operator's network.
+ */
+async function containerEgress(
+  config: ChildConfig,
+  settings: SandboxSettings,
+  site: SandboxSite,
+): Promise<{ network: "default" | "none" | ContainerNetwork; proxy?: EgressProxy }> {
+  const policy = config.egress;
+  if (policy === undefined) return { network: config.request.network === "none" ? "none" : (settings.network ?? "default") };
+  switch (policy.mode) {
+    case "none":
+      return { network: "none" };
+    case "open":
+      return { network: "default" };
+    case "operator":
+      return { network: policy.network };
+    case "allowlist": {
+      const rules = policy.allow.map(parseRule).filter((r): r is EgressRule => !("problem" in r));
+      const proxy = await EgressProxy.listen(join(site.runDir, "egress.sock"), {
+        rules,
+        hosts: new Map(Object.entries(policy.hosts)),
+        onDecision: (d) => site.onEgress?.(d),
+      });
+      return { network: "none", proxy };
+    }
+  }
+}
+
 /** A container or VM: the agent never touches the host's git config. */
-function remote(name: SandboxName, agentEnv: Record<string, string>, make: () => SandboxProvider, dispose: () => void = () => {}): SandboxChoice {
+function remote(
+  name: SandboxName,
+  agentEnv: Record<string, string>,
+  make: (worktree: PhaseWorktree) => SandboxProvider,
+  dispose: () => void = () => {},
+): SandboxChoice {
   return { name, runsOnHost: false, agentEnv, provider: make, dispose };
 }
 
@@ -127,7 +189,10 @@ export async function buildSandbox(name: SandboxName, site: SandboxSite, commonD
     const engine = containerEngine(name);
     if (engine !== undefined) {
       const settings = settingsFor(name, site);
+      if (config.work_dir === undefined)
+        throw new RunFailure("provider_unavailable", `sandbox "${name}" needs the run's work directory, which this config does not hold`);
       const { ContainerSandbox } = await import("./container-provider.js");
+      const way = await containerEgress(config, settings, site);
       const containers = new ContainerSandbox({
         cli: cliFor(engine, settings),
         runId,
@@ -135,11 +200,26 @@ export async function buildSandbox(name: SandboxName, site: SandboxSite, commonD
         image: imageFor(name, site, settings),
         user: repositoryUser(commonDir, engine),
         limits: settings.limits,
-        network: config.request.network,
+        network: way.network,
+        mainDir: CONTAINER_MAIN,
+        ...(way.proxy !== undefined ? { egress: { socket: way.proxy.socketPath } } : {}),
         deployment: settings.deployment,
         templateDir: config.request.prompt_template_dir,
+        repo: config.request.repo_workdir,
+        commonDir,
+        runBranch: config.request.branch,
+        workDir: config.work_dir,
+        homeFiles: site.homeFiles ?? [],
+        endsBy: config.ends_by !== undefined ? Date.parse(config.ends_by) : Date.now() + config.request.timeout_minutes * 60_000 + KILL_GRACE_MS,
       });
-      return remote(name, agentEnv, () => containers.provider(), () => containers.disposeSync());
+      const dispose = () => {
+        containers.disposeSync();
+        void way.proxy?.close();
+      };
+      return {
+        ...remote(name, way.proxy !== undefined ? { ...agentEnv, ...PROXY_ENV } : agentEnv, (worktree) => containers.provider(worktree), dispose),
+        collect: (worktree) => containers.collect(worktree),
+      };
     }
     const custom = customProviderName(name);
     if (custom !== undefined) {

@@ -5,11 +5,11 @@
 import { accessSync, constants, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentProvider } from "@ai-hero/sandcastle";
+import { shellQuote } from "../shell-quote.js";
 import { RunFailure } from "./run-failure.js";
 
 export const SCRIPT_FILE = "agent.sh";
 
-const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export function scriptPath(templateDir: string): string {
   return join(templateDir, SCRIPT_FILE);

@@ -13,7 +13,8 @@ export async function runSingle(ctx: RunContext): Promise<FlowOutcome> {
   const worktree = await openWorktree(ctx.site, branch);
   try {
     const result = await runAgentPhase(ctx, worktree, { phase: "run" }, "run", {});
-    if (result.commits.length === 0) notes.push("the agent made no commit");
+    if (result.commits === 0) notes.push("the agent made no commit");
+    if (result.dirty) notes.push("the agent left uncommitted changes");
   } finally {
     const preserved = await closeWorktree(ctx.site, worktree).catch(() => undefined);
     if (preserved !== undefined) notes.push(`worktree kept (uncommitted changes): ${preserved}`);

@@ -26,6 +26,8 @@ export function watchStdin(onClosed: () => void): boolean {
   stdin.on("end", fire);
   stdin.on("close", fire);
   stdin.on("error", fire);
+  // A spare read its hand-over line and paused the stream (spare-handoff.ts): a paused stream would never see EOF.
+  stdin.resume();
   return true;
 }
 

@@ -37,8 +37,20 @@ const setLines = (l: readonly string[]) => writeFileSync(path, `${l.join("\n")}\
 describe("audit rows are redacted", () => {
   it("a secret in any string, nested ones included, is masked; a row with none is written as given", async () => {
     const audit = new AuditLog(path, createRedactor());
-    await audit.emit({ type: "sandcastle_run_started", run_id: "r1", agent: "script", sandbox: "none", branch: "agent/ghp_0123456789abcdefghijklmnopqrstuvwxyzAB" });
-    await audit.emit({ type: "sandcastle_run_failed", run_id: "r2", failure_reason: "env_unresolved", exit_code: null, missing_vars: ["PLAIN", "DB_PASSWORD=hunter2hunter2"] });
+    await audit.emit({
+      type: "sandcastle_run_started",
+      run_id: "r1",
+      agent: "script",
+      sandbox: "none",
+      branch: "agent/ghp_0123456789abcdefghijklmnopqrstuvwxyzAB",
+    });
+    await audit.emit({
+      type: "sandcastle_run_failed",
+      run_id: "r2",
+      failure_reason: "env_unresolved",
+      exit_code: null,
+      missing_vars: ["PLAIN", "DB_PASSWORD=hunter2hunter2"],
+    });
     await audit.emit({ type: "sandcastle_run_started", run_id: "r3", agent: "script", sandbox: "none", branch: "agent/plain-branch" });
     await audit.close();
     const rows = lines().map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -155,7 +167,8 @@ describe("the audit hash chain", () => {
     expect(await Promise.all(runs)).toEqual([0, 0, 0, 0]);
     const rows = lines().map((l) => JSON.parse(l) as { seq: number; run_id: string });
     expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 400 }, (_, i) => i + 1));
-    for (const w of ["a", "b", "c", "d"]) expect(rows.filter((r) => r.run_id.startsWith(`${w}-`)).map((r) => r.run_id)).toEqual(Array.from({ length: 100 }, (_, i) => `${w}-${i}`));
+    for (const w of ["a", "b", "c", "d"])
+      expect(rows.filter((r) => r.run_id.startsWith(`${w}-`)).map((r) => r.run_id)).toEqual(Array.from({ length: 100 }, (_, i) => `${w}-${i}`));
     expect(await verify(path)).toEqual({ code: 0, out: "ok: 400 rows, chain intact\n" });
   });
 
@@ -177,7 +190,14 @@ describe("the audit hash chain", () => {
     await emit("r2");
     // The next link, longer than the first tail read, written by a writer killed before it moved the head.
     const second = lines().at(-1);
-    const orphan = JSON.stringify({ ts: "2026-01-01T00:00:01.000Z", type: "sandcastle_run_skipped", run_id: `r3-${"x".repeat(6000)}`, skip_reason: "concurrency_cap", seq: 3, prev: rowHash(second!) });
+    const orphan = JSON.stringify({
+      ts: "2026-01-01T00:00:01.000Z",
+      type: "sandcastle_run_skipped",
+      run_id: `r3-${"x".repeat(6000)}`,
+      skip_reason: "concurrency_cap",
+      seq: 3,
+      prev: rowHash(second!),
+    });
     appendFileSync(path, `${orphan}\n`);
     await emit("r4");
     await audit.close();
@@ -188,7 +208,12 @@ describe("the audit hash chain", () => {
         return [];
       }
     });
-    expect(rows.map((r) => [r.run_id.slice(0, 2), r.seq])).toEqual([["r1", 1], ["r2", 2], ["r3", 3], ["r4", 4]]);
+    expect(rows.map((r) => [r.run_id.slice(0, 2), r.seq])).toEqual([
+      ["r1", 1],
+      ["r2", 2],
+      ["r3", 3],
+      ["r4", 4],
+    ]);
     expect(rows[3]!.prev).toBe(rowHash(orphan));
     const res = await verify(path);
     expect(res.code).toBe(0);

@@ -9,7 +9,8 @@ import { enqueueRun, openQueues, STALLED_REASON } from "../../../queues/index.js
 import { connectRedis, type RedisClient } from "../../../src/redis/connect.js";
 import { StreamAppender } from "../../../src/redis/stream-appender.js";
 import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
-import { readSessionLog, sessionLogKey } from "../../../src/sandcastle/session-log.js";
+import { readSessionLog, sessionLogKey } from "../../../src/session-log/session-log.js";
+import { displayLine } from "../../../src/session-log/service-lines.js";
 import { CliProcess, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
 import { ACTION_BODY, MargotScope } from "../../helpers/margot-scope.js";
 import { TestCluster } from "../../helpers/redis-cluster.js";
@@ -58,7 +59,10 @@ describe("on a Redis Cluster", () => {
     const requests = [0, 1, 2, 3, 4].map(() => s.request({}, { FAKE_MODE: "hold", HOLD_MS: "1500" }));
     const outs = await Promise.all(requests.map((r) => enqueue(s, r)));
     expect(outs.map((o) => o.result?.status), outs.map((o) => o.stderr).join("\n")).toEqual(["ok", "ok", "ok", "ok", "ok"]);
-    const spans = outs.map((o) => ({ start: JSON.parse(readFileSync(s.started(o.jobId), "utf8")).t as number, end: Number(readFileSync(join(s.outDir, `ended-${o.jobId}`), "utf8")) }));
+    const spans = outs.map((o) => ({
+      start: JSON.parse(readFileSync(s.started(o.jobId), "utf8")).t as number,
+      end: Number(readFileSync(join(s.outDir, `ended-${o.jobId}`), "utf8")),
+    }));
     const maxOverlap = Math.max(...spans.map((a) => spans.filter((b) => b.start <= a.start && a.start < b.end).length));
     expect(maxOverlap).toBeLessThanOrEqual(3);
     expect(maxOverlap).toBeGreaterThanOrEqual(2);
@@ -67,7 +71,9 @@ describe("on a Redis Cluster", () => {
     const logs = await runCli(["logs", String(requests[0]!.session_id)], s.env());
     expect(logs.code, logs.stderr).toBe(0);
     expect(logs.stdout).toMatch(/^── run ok/m);
-    expect(await readSessionLog(s.redis, sessionLogKey(s.prefix, String(requests[0]!.session_id)))).toEqual(logs.stdout.trimEnd().split("\n"));
+    expect((await readSessionLog(s.redis, sessionLogKey(s.prefix, String(requests[0]!.session_id)))).map(displayLine)).toEqual(
+      logs.stdout.trimEnd().split("\n"),
+    );
 
     // `serve` on the cluster: ready, and a session's log over SSE (a blocking XREAD through the Cluster client).
     const serve = new CliProcess(["serve"], s.env({ PORT: "0" }));
@@ -92,7 +98,11 @@ describe("on a Redis Cluster", () => {
     await service.waitForOutput(/Bull Board at (http:\/\/\S+)\/admin\/queues/);
     const base = /Bull Board at (http:\/\/\S+)\/admin\/queues/.exec(service.stdout)![1]!;
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
-    const posted = await fetch(`${base}/v1/sandcastle-runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(s.request({}, { FAKE_MODE: "ok" })) });
+    const posted = await fetch(`${base}/v1/sandcastle-runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(s.request({}, { FAKE_MODE: "ok" })),
+    });
     expect(posted.status).toBe(201);
     const { job_id: jobId } = (await posted.json()) as { job_id: string };
     let job: { state: string; result: SandcastleRunResult | null } = { state: "", result: null };
@@ -236,7 +246,7 @@ describe("on a Redis Cluster", () => {
     expect(ok.code, ok.stderr).toBe(0);
     const wrong = await runCli(["status"], s.env({ REDIS_CLUSTER_PASSWORD: "not-the-password-at-all" }));
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toMatch(/^sandcastle-queue: cannot reach Redis at redis-cluster:\/\//);
+    expect(wrong.stderr).toMatch(/^sandcastle-queue: Redis at redis-cluster:\/\/\S+ refused the credentials .*: correct REDIS_CLUSTER_PASSWORD/);
     expect(wrong.stderr).not.toContain("not-the-password-at-all");
     const none = await runCli(["status"], s.env());
     expect(none.code).toBe(1);

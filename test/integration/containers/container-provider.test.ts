@@ -1,31 +1,51 @@
 // The container provider's handle contract on real podman, called the way Sandcastle calls it: exec with
 // streamed lines, stdin and cwd; files in and out (the tmpfs home included, binary-safe); sudo refused;
-// close removes the container and its secret file; disposeSync removes what is still open.
+// close ends the container through its server and removes its secret file (collect() waits for that); disposeSync
+// removes what is still open; a container ends itself at the run's end.
+import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { BindMountCreateOptions, BindMountSandboxHandle } from "@ai-hero/sandcastle";
 import { ContainerSandbox } from "../../../src/sandcastle/child/container-provider.js";
-import { resolveContainerCli } from "../../../src/sandcastle/container-cli.js";
-import { engineEnv, giveToAgentUser, runContainerIds, skipContainers, TEST_IMAGE } from "../../helpers/containers.js";
+import { hardenHostGit } from "../../../src/sandcastle/child/container-user.js";
+import { resolveContainerCli } from "../../../src/sandcastle/containers/container-cli.js";
+import { waitFor } from "../../helpers/cli.js";
+import { engineEnv, giveToAgentUser, inspect, containersGone, runContainerIds, skipContainers, TEST_IMAGE } from "../../helpers/containers.js";
+import { gitOut, makeGitRepo } from "../../helpers/git-repo.js";
 
 const dirs: string[] = [];
 const sandboxes: ContainerSandbox[] = [];
+const envBefore = { ...process.env };
 afterEach(() => {
   for (const s of sandboxes.splice(0)) s.disposeSync();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const name of Object.keys(process.env)) if (name.startsWith("GIT_CONFIG_") && !(name in envBefore)) delete process.env[name];
 });
 
-function setup(runId: string): { sandbox: ContainerSandbox; runDir: string; worktree: string } {
+const BRANCH = "agent/provider";
+/** Each container's main process, as the build leaves it (the child mounts the same directory). */
+const MAIN_DIR = resolve(import.meta.dirname, "../../../dist/src/sandcastle/container-main");
+
+/** A host repository with the phase's branch; `worktree` stands for Sandcastle's (never mounted), `agentRepo` is where the agent works. */
+function setup(
+  runId: string,
+  endsBy = Date.now() + 600_000,
+): { sandbox: ContainerSandbox; runDir: string; worktree: string; agentRepo: (name: string) => string } {
   const root = mkdtempSync(join(tmpdir(), "scq-provider-"));
   dirs.push(root);
   const runDir = join(root, "run");
   const worktree = join(root, "worktree");
   const template = join(root, "template");
+  const repo = join(root, "repo");
+  const workDir = join(root, "agent");
   for (const d of [runDir, worktree, template]) mkdirSync(d);
   chmodSync(runDir, 0o700);
-  giveToAgentUser(worktree);
+  makeGitRepo(repo);
+  gitOut(repo, "branch", BRANCH);
+  giveToAgentUser(repo);
+  hardenHostGit(repo, "podman"); // as the child does before its first git call
   const cli = resolveContainerCli("podman", { containerCli: null, engineEnv: engineEnv(), path: process.env.PATH, home: process.env.HOME })!;
   const sandbox = new ContainerSandbox({
     cli,
@@ -37,34 +57,51 @@ function setup(runId: string): { sandbox: ContainerSandbox; runDir: string; work
     network: "none",
     deployment: "{provider-test}@local",
     templateDir: template,
+    repo,
+    commonDir: join(repo, ".git"),
+    runBranch: BRANCH,
+    workDir,
+    homeFiles: [{ path: ".config/agent/settings.json", content: '{"endpoint":"http://127.0.0.1:8080"}\n' }],
+    endsBy,
+    mainDir: MAIN_DIR,
   });
   sandboxes.push(sandbox);
-  return { sandbox, runDir, worktree };
+  return { sandbox, runDir, worktree, agentRepo: (name) => join(workDir, name) };
 }
 
 async function open(sandbox: ContainerSandbox, worktree: string, env: Record<string, string>): Promise<BindMountSandboxHandle> {
-  const provider = sandbox.provider() as unknown as { create(o: BindMountCreateOptions): Promise<BindMountSandboxHandle> };
+  const provider = sandbox.provider({ branch: BRANCH, worktreePath: worktree }) as unknown as {
+    create(o: BindMountCreateOptions): Promise<BindMountSandboxHandle>;
+  };
   return provider.create({ worktreePath: worktree, hostRepoPath: worktree, mounts: [{ hostPath: worktree, sandboxPath: "/home/agent/workspace" }], env });
 }
 
 describe.skipIf(skipContainers)("container provider handle (real podman)", { timeout: 180_000 }, () => {
   it("exec streams lines, takes stdin and cwd, sees the env only through the sourced file", async () => {
     const runId = `run-provider-${Math.random().toString(36).slice(2, 8)}`;
-    const { sandbox, worktree } = setup(runId);
+    const { sandbox, worktree, agentRepo } = setup(runId);
     const handle = await open(sandbox, worktree, { GREETING: "it's a $(quoted) value" });
     expect(handle.worktreePath).toBe("/home/agent/workspace");
 
     const lines: string[] = [];
-    const streamed = await handle.exec('printf "%s\\n" "$GREETING"; pwd; cat; echo err >&2; exit 3', { onLine: (l) => lines.push(l), stdin: "from stdin\n", cwd: "/tmp" });
+    const streamed = await handle.exec('printf "%s\\n" "$GREETING"; pwd; cat; echo err >&2; exit 3', {
+      onLine: (l) => lines.push(l),
+      stdin: "from stdin\n",
+      cwd: "/tmp",
+    });
     expect(lines).toEqual(["it's a $(quoted) value", "/tmp", "from stdin"]);
     expect(streamed).toMatchObject({ exitCode: 3, stderr: "err\n" });
     expect(streamed.stdout).toBe("it's a $(quoted) value\n/tmp\nfrom stdin");
 
     const buffered = await handle.exec("id -u; echo hi > made-inside.txt");
     expect(buffered).toEqual({ stdout: `${process.getuid?.() === 0 ? 1000 : process.getuid!()}\n`, stderr: "", exitCode: 0 });
-    expect(readFileSync(join(worktree, "made-inside.txt"), "utf8")).toBe("hi\n");
+    expect(readFileSync(join(agentRepo(runId), "made-inside.txt"), "utf8")).toBe("hi\n");
+    expect(existsSync(join(worktree, "made-inside.txt"))).toBe(false);
 
     expect(await handle.exec("true", { sudo: true })).toMatchObject({ exitCode: 1, stderr: expect.stringMatching(/sudo is not available/) });
+    // The agent CLI's config file is in the container's tmpfs home, the agent's to read; not in its repository.
+    expect(await handle.exec("cat ~/.config/agent/settings.json")).toMatchObject({ exitCode: 0, stdout: '{"endpoint":"http://127.0.0.1:8080"}\n' });
+    expect(existsSync(join(agentRepo(runId), ".config"))).toBe(false);
     await handle.close();
   });
 
@@ -84,18 +121,50 @@ describe.skipIf(skipContainers)("container provider handle (real podman)", { tim
     await handle.close();
   });
 
-  it("close removes the container and its secret file; disposeSync removes what is still open", async () => {
+  it("close removes the container and its secret file, while collect() may take the branch; disposeSync removes what is still open", async () => {
     const runId = `run-provider-${Math.random().toString(36).slice(2, 8)}`;
     const { sandbox, runDir, worktree } = setup(runId);
     const first = await open(sandbox, worktree, { TOKEN_X: "value-1" });
     await open(sandbox, worktree, { TOKEN_X: "value-2" });
     expect(runContainerIds(runId)).toHaveLength(2);
     expect(existsSync(join(runDir, `${runId}.env`)) && existsSync(join(runDir, `${runId}-2.env`))).toBe(true);
+    // close() starts the removal; collect() (not called here: this is the handle alone) would wait for it.
     await first.close();
-    expect(runContainerIds(runId)).toHaveLength(1);
-    expect(existsSync(join(runDir, `${runId}.env`))).toBe(false);
+    await waitFor(() => runContainerIds(runId).length === 1 && !existsSync(join(runDir, `${runId}.env`)), 30_000, () => "close's removal of the first");
     sandbox.disposeSync();
-    expect(runContainerIds(runId)).toEqual([]);
+    await containersGone(runId);
     expect(existsSync(join(runDir, `${runId}-2.env`))).toBe(false);
+  });
+
+  it("close ends the container through its server: a process the agent left in a session of its own is dead once collect() returns", async () => {
+    const runId = `run-provider-${Math.random().toString(36).slice(2, 8)}`;
+    const { sandbox, worktree } = setup(runId);
+    const handle = await open(sandbox, worktree, {});
+    // As an agent would: a process outside every exec's process group (its own session), still running when the agent is done.
+    const seconds = 600 + Math.floor(Math.random() * 1000);
+    expect((await handle.exec(`setsid sleep ${seconds} >/dev/null 2>&1 </dev/null &`)).exitCode).toBe(0);
+    const alive = () => spawnSync("pgrep", ["-f", `^sleep ${seconds}$`]).status === 0;
+    await waitFor(alive, 10_000, () => "the agent's process to run");
+    await handle.close();
+    // collect() waits for the container's end before it reads the agent's repository (its branch is not taken here: no host worktree).
+    await sandbox.collect({ branch: BRANCH, worktreePath: worktree }).catch(() => undefined);
+    expect(alive()).toBe(false);
+    await containersGone(runId);
+  });
+
+  it("a container ends itself at the run's end (endsBy), removed with nobody calling close or dispose", async () => {
+    const runId = `run-provider-${Math.random().toString(36).slice(2, 8)}`;
+    const endsBy = Date.now() + 8000;
+    const { sandbox, worktree } = setup(runId, endsBy);
+    await open(sandbox, worktree, {});
+    expect(runContainerIds(runId)).toHaveLength(1);
+    // Its main process: the exec server, ending itself after the seconds left (no egress policy: no forwarder).
+    const cmd = inspect(runId).Config.Cmd as string[];
+    expect(cmd).toEqual(["/run/sandcastle-queue/main/main.mjs", expect.stringMatching(/^--seconds=\d+$/), "--exec=/run/sandcastle-queue/exec.sock"]);
+    expect(Number(cmd[1]!.slice("--seconds=".length))).toBeLessThanOrEqual(8);
+    await waitFor(() => runContainerIds(runId).length === 0, 30_000, () => "the container to end itself");
+    // Not before its time (a second of rounding up), and soon after it.
+    expect(Date.now()).toBeGreaterThanOrEqual(endsBy - 1000);
+    expect(Date.now()).toBeLessThan(endsBy + 20_000);
   });
 });

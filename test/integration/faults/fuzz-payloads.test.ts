@@ -1,6 +1,7 @@
 // Fault: hostile or broken payloads (fast-check, 1,000 each) at every door: queues/ (enqueue), the CLI, the
-// HTTP API, and jobs written straight to Redis for the workers (sandcastle-run, and margot-intent under each job name). Guarantee: each is refused naming the field,
-// nothing is enqueued at the doors, and the worker fails such a job alone and keeps serving.
+// HTTP API, and jobs written straight to Redis for the workers (sandcastle-run, and margot-intent under each job
+// name). Guarantee: each is refused naming the field, nothing is enqueued at the doors, and the worker fails such a
+// job alone and keeps serving.
 import fc from "fast-check";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -49,7 +50,11 @@ describe("property: bad payloads are refused naming the field", () => {
     await service.waitForOutput(/Bull Board at (http:\/\/\S+)\/admin\/queues/);
     const base = /Bull Board at (http:\/\/\S+)\/admin\/queues/.exec(service.stdout)![1]!;
     const refuses = (path: string) => async ({ field, payload }: BadPayload) => {
-      const res = await fetch(`${base}/v1/${path}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(payload) });
+      const res = await fetch(`${base}/v1/${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(payload),
+      });
       const body = (await res.json()) as { error: string; message: string; problems: Array<{ field: string; problem: string }> };
       expect(res.status, `${JSON.stringify(payload)} → ${JSON.stringify(body)}`).toBe(400);
       expect(body.error).toBe("invalid_request");
@@ -63,7 +68,9 @@ describe("property: bad payloads are refused naming the field", () => {
 
   it("CLI: enqueue sandcastle-run refuses with one line naming the field (a sample: each is a process)", async () => {
     // The CLI resolves a relative path against its working directory (README), so those are not bad there.
-    const cliBad = badRunRequest(s.request()).filter(({ field, payload }) => !(["repo_workdir", "prompt_template_dir"].includes(field) && typeof (payload as Record<string, unknown>)[field] === "string"));
+    const cliBad = badRunRequest(s.request()).filter(
+      ({ field, payload }) => !(["repo_workdir", "prompt_template_dir"].includes(field) && typeof (payload as Record<string, unknown>)[field] === "string"),
+    );
     await fc.assert(
       fc.asyncProperty(cliBad, async ({ field, payload }) => {
         const res = await runCli(["enqueue", "sandcastle-run", "--request", "-"], s.env(), { input: JSON.stringify(payload) });
@@ -87,7 +94,11 @@ describe("property: bad payloads are refused naming the field", () => {
     await worker.waitForOutput(/workers running/);
     await waitFor(async () => (await s.queue.getFailedCount()) === RUNS, 120_000, () => `all ${RUNS} bad jobs to fail`);
     const failed = await s.queue.getFailed(0, RUNS);
-    const unnamed = failed.filter((job) => !namesField(job.failedReason ?? "", bad[Number(String(job.id).slice("run-fuzz-".length))]!.field) || !(job.failedReason ?? "").startsWith("invalid sandcastle-run request: "));
+    const unnamed = failed.filter(
+      (job) =>
+        !namesField(job.failedReason ?? "", bad[Number(String(job.id).slice("run-fuzz-".length))]!.field) ||
+        !(job.failedReason ?? "").startsWith("invalid sandcastle-run request: "),
+    );
     expect(unnamed.map((j) => [j.id, j.failedReason])).toEqual([]);
     expect(s.tally().size).toBe(0);
 
@@ -104,7 +115,11 @@ describe("property: bad payloads are refused naming the field", () => {
       // Each name with what its refusal calls the payload (workers/margot-intent.ts).
       const badJob = fc.oneof(
         badCompletion(completion).map((b) => ({ ...b, name: MARGOT_JOBS.researchCompleted, what: "completion" })),
-        badDraftReaction({ ...draft, reaction: "approve", reason: null, actor: "telegram:4242", source: "telegram", update_id: 7 }).map((b) => ({ ...b, name: MARGOT_JOBS.draftReaction, what: "reaction" })),
+        badDraftReaction({ ...draft, reaction: "approve", reason: null, actor: "telegram:4242", source: "telegram", update_id: 7 }).map((b) => ({
+          ...b,
+          name: MARGOT_JOBS.draftReaction,
+          what: "reaction",
+        })),
         badDraftTimer({ ...draft, generation: 0 }).map((b) => ({ ...b, name: MARGOT_JOBS.draftExpire, what: "expiry" })),
         badDraftTimer({ ...draft, generation: 0 }).map((b) => ({ ...b, name: MARGOT_JOBS.draftResurface, what: "resurface" })),
         badRateLimitRelease(draft).map((b) => ({ ...b, name: MARGOT_JOBS.rateLimitRelease, what: "rate-limit release" })),
@@ -116,7 +131,11 @@ describe("property: bad payloads are refused naming the field", () => {
       const worker = await m.worker();
       // Settled: failed, or (were one taken as good or retried) completed or delayed.
       const settled = async () => m.queue.getJobCounts("failed", "completed", "delayed");
-      await waitFor(async () => Object.values(await settled()).reduce((a, b) => a + b, 0) === RUNS, 120_000, () => `all ${RUNS} bad jobs to be processed`);
+      await waitFor(
+        async () => Object.values(await settled()).reduce((a, b) => a + b, 0) === RUNS,
+        120_000,
+        () => `all ${RUNS} bad jobs to be processed`,
+      );
       expect(await settled()).toEqual({ failed: RUNS, completed: 0, delayed: 0 });
       const failed = await m.queue.getFailed(0, RUNS);
       const wrong = failed.filter((job) => {

@@ -3,7 +3,7 @@
 // (Kills between the draft and its records are in test/integration/margot/crash.test.ts.)
 import { describe, expect, it } from "vitest";
 import { lastJsonLine, runCli, waitFor } from "../../helpers/cli.js";
-import { ACTION_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
+import { ACTION_BODY, type MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 let s: MargotScope;
 useMargotScope((scope) => (s = scope));

@@ -46,7 +46,9 @@ describe("Redis down at enqueue", () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe("");
     expect(run.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^sandcastle-queue: cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+\/?: .*Start Redis/)]);
-    const intent = await runCli(["enqueue", "margot-intent", "--completion", "-"], s.env(), { input: JSON.stringify({ interaction_id: "int-down-1", body: "text", originated_at: "2026-09-17T03:04:05Z", originating_session_id: "s" }) });
+    const intent = await runCli(["enqueue", "margot-intent", "--completion", "-"], s.env(), {
+      input: JSON.stringify({ interaction_id: "int-down-1", body: "text", originated_at: "2026-09-17T03:04:05Z", originating_session_id: "s" }),
+    });
     expect(intent.code).toBe(1);
     expect(intent.stderr).toMatch(/^sandcastle-queue: cannot reach Redis/);
     await redis.start();
@@ -75,9 +77,19 @@ describe("Redis down at enqueue", () => {
     await redis.start();
     await new Promise((r) => setTimeout(r, 2000));
     expect(await keys()).toEqual(before);
-    expect(await s.queue.getJobCounts("waiting", "active", "delayed", "completed", "failed")).toEqual({ waiting: 0, active: 0, delayed: 0, completed: 0, failed: 0 });
+    expect(await s.queue.getJobCounts("waiting", "active", "delayed", "completed", "failed")).toEqual({
+      waiting: 0,
+      active: 0,
+      delayed: 0,
+      completed: 0,
+      failed: 0,
+    });
     // And the same server takes the request now that Redis is back.
-    const again = await fetch(`${base}/v1/sandcastle-runs`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(s.request()) });
+    const again = await fetch(`${base}/v1/sandcastle-runs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify(s.request()),
+    });
     expect(again.status).toBe(201);
     expect(service.child.exitCode).toBeNull();
   });

@@ -88,7 +88,12 @@ describe("Redis SIGKILL + restart on its AOF", () => {
     const count = (type: string, id: string) => rows.filter((r) => r.type === type && r.run_id === id).length;
     const lost = acknowledged.filter((id) => tally.get(id) !== 1 || count("sandcastle_run_started", id) !== 1 || count("sandcastle_run_ok", id) !== 1);
     // On failure, say what became of each such run: its starts, its audit rows, its job's failure.
-    const story = async (id: string) => ({ id, starts: tally.get(id) ?? 0, audit: rows.filter((r) => r.run_id === id).map((r) => `${String(r.type)}/${String(r.failure_reason ?? "")}`), failed: (await s.queue.getJob(id))?.failedReason ?? null });
+    const story = async (id: string) => ({
+      id,
+      starts: tally.get(id) ?? 0,
+      audit: rows.filter((r) => r.run_id === id).map((r) => `${String(r.type)}/${String(r.failure_reason ?? "")}`),
+      failed: (await s.queue.getJob(id))?.failedReason ?? null,
+    });
     expect(await Promise.all(lost.map(story)), "acknowledged runs not run exactly once, ok").toEqual([]);
     // A run id the producer never saw acknowledged may have reached Redis; it too ran at most once.
     expect([...tally.values()].every((n) => n === 1)).toBe(true);

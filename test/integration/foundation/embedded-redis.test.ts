@@ -1,12 +1,12 @@
 // The embedded Redis: started, joined, adopted, persisted, and never left behind.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StatusReport } from "../../../queues/status.js";
 import { processAlive } from "../../../src/redis/process-alive.js";
-import { spawn } from "node:child_process";
 import { CLI, CliProcess, cliEnv, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
+import { embeddedServers, killEmbeddedServers } from "../../helpers/embedded-servers.js";
 import { tempDir } from "../../helpers/scope.js";
 import { startRedisServer, freePort } from "../../helpers/redis-server.js";
 
@@ -14,17 +14,7 @@ let dir: ReturnType<typeof tempDir>;
 let env: NodeJS.ProcessEnv;
 
 /** redis-server processes serving this test's socket. */
-function serversFor(dataDir: string): number[] {
-  try {
-    return execFileSync("pgrep", ["-f", `${dataDir}/redis/redis.sock`], { encoding: "utf8" })
-      .trim()
-      .split("\n")
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
-}
+const serversFor = embeddedServers;
 
 /** CLI processes whose env points at this data dir (found through /proc/<pid>/environ). */
 function pgrepCli(dataDir: string): number[] {
@@ -52,13 +42,7 @@ beforeEach(() => {
 
 afterEach(async () => {
   await stopAllCli();
-  for (const pid of serversFor(join(dir.path, "d"))) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // gone
-    }
-  }
+  killEmbeddedServers(join(dir.path, "d"));
   dir.remove();
 });
 
@@ -85,9 +69,13 @@ describe("embedded Redis", () => {
     expect(serversFor(dataDir)).toEqual([]);
   });
 
-  it("when its parent goes away (npm does not forward SIGTERM), start shuts down and leaves no redis-server", async () => {
+  it("when the parent that spawned it with an IPC channel dies (a test run killed), start shuts down and leaves no redis-server", async () => {
     const dataDir = join(dir.path, "d");
-    const wrapper = spawn("sh", ["-c", `"${process.execPath}" "${CLI}" start; :`], { env, stdio: "ignore" });
+    // A launcher that keeps no shell of its own (ADR 0046: only an IPC channel's parent stops the service by exiting).
+    const launcher =
+      `const c = require("node:child_process").spawn(process.execPath, [process.env.CLI, "start"], { stdio: ["ignore", "ignore", "ignore", "ipc"] }); ` +
+      `c.channel.unref(); setInterval(() => {}, 1000);`;
+    const wrapper = spawn(process.execPath, ["-e", launcher], { env: { ...env, CLI }, stdio: "ignore" });
     await waitFor(() => serversFor(dataDir).length === 1, 20_000, () => "the embedded Redis to start");
     const started = Date.now();
     wrapper.kill("SIGKILL");
@@ -130,7 +118,15 @@ describe("embedded Redis", () => {
     const dataDir = join(dir.path, "d");
     mkdirSync(join(dir.path, "manifests"));
     writeFileSync(join(dir.path, "manifests", "m.json"), JSON.stringify({ project_slug: "p", vars: [] }));
-    const request = { session_id: "s1", agent: "script", sandbox: "docker", prompt_template_dir: "/tmp/t", branch: "b1", repo_workdir: "/tmp/r", env_manifest_name: "m" };
+    const request = {
+      session_id: "s1",
+      agent: "script",
+      sandbox: "docker",
+      prompt_template_dir: "/tmp/t",
+      branch: "b1",
+      repo_workdir: "/tmp/r",
+      env_manifest_name: "m",
+    };
     const enq = await runCli(["enqueue", "sandcastle-run", "--request", "-"], env, { input: JSON.stringify(request) });
     expect(enq.code, enq.stderr).toBe(0);
     const { job_id } = lastJsonLine(enq.stdout) as { job_id: string };

@@ -27,7 +27,10 @@ const good = () => ({
 
 beforeAll(() => {
   mkdirSync(manifestDir, { recursive: true });
-  writeFileSync(join(manifestDir, "restoreassist.json"), JSON.stringify({ project_slug: "restoreassist", vars: ["ANTHROPIC_API_KEY", "GITHUB_TOKEN", "REGION"] }));
+  writeFileSync(
+    join(manifestDir, "restoreassist.json"),
+    JSON.stringify({ project_slug: "restoreassist", vars: ["ANTHROPIC_API_KEY", "GITHUB_TOKEN", "REGION"] }),
+  );
   redis = new Redis(redisUrl());
   queues = openQueues(redis, prefix);
 });
@@ -62,10 +65,11 @@ describe("sandcastle-run payload refusals", () => {
     ["timeout 0", { timeout_minutes: 0 }, /timeout_minutes: must be greater than 0/],
     ["timeout negative", { timeout_minutes: -5 }, /timeout_minutes: must be greater than 0/],
     ["timeout above maximum", { timeout_minutes: MAX_TIMEOUT_MINUTES + 1 }, new RegExp(`timeout_minutes: must be at most ${MAX_TIMEOUT_MINUTES}`)],
-    ["unknown field", { colour: "blue" }, /unknown field\(s\) "colour"/],
-    ["wrong type", { parallel_implementers: "3" }, /parallel_implementers: /],
-    ["unknown agent", { agent: "gpt" }, /agent: /],
-    ["missing session_id", { session_id: undefined }, /session_id: /],
+    ["unknown field", { colour: "blue" }, /: colour: unknown field$/],
+    // The project's words, never zod's ("Invalid input: expected number, received string").
+    ["wrong type", { parallel_implementers: "3" }, /: parallel_implementers: must be a number, not a string$/],
+    ["unknown agent", { agent: "gpt" }, /: agent: takes one of "claudeCode", "codex", "pi", "opencode", "script"$/],
+    ["missing session_id", { session_id: undefined }, /: session_id: is required$/],
     ["bad branch", { branch: "../../etc" }, /branch: /],
     ["noSandbox outside dry run", { dry_run: false }, /sandbox: noSandbox is never used in an autonomy path/],
     ["secret-shaped extra_env", { extra_env: { STRIPE_SECRET: "x" } }, /extra_env.STRIPE_SECRET: the name holds "SECRET", so it looks like a secret: put it in the run.s env manifest/],
@@ -79,7 +83,7 @@ describe("sandcastle-run payload refusals", () => {
     });
   }
 
-  it("enqueued nothing for any refusal, and accepts the good request with the seed's defaults", async () => {
+  it("enqueued nothing for any refusal, and accepts the good request with the documented defaults (README)", async () => {
     expect(await queues.sandcastleRun.count()).toBe(0);
     const { runId, request } = await enqueueRun(queues.sandcastleRun, good(), { envManifestDir: manifestDir });
     expect(runId).toMatch(/^run-[0-9a-f-]{36}$/);
@@ -111,15 +115,21 @@ describe("a request reaching into RUNS_DIR", () => {
     };
     const before = await queues.sandcastleRun.count();
     const why = "retained run workspaces are never mounted into another run";
-    expect(await refusal({ repo_workdir: join(retained, "workspace") })).toBe(`invalid sandcastle-run request: repo_workdir: ${retained}/workspace lies inside RUNS_DIR ${runsDir}: ${why}`);
-    expect(await refusal({ prompt_template_dir: join(retained, "job", "prompt") })).toBe(`invalid sandcastle-run request: prompt_template_dir: ${retained}/job/prompt lies inside RUNS_DIR ${runsDir}: ${why}`);
+    expect(await refusal({ repo_workdir: join(retained, "workspace") })).toBe(
+      `invalid sandcastle-run request: repo_workdir: ${retained}/workspace lies inside RUNS_DIR ${runsDir}: ${why}`,
+    );
+    expect(await refusal({ prompt_template_dir: join(retained, "job", "prompt") })).toBe(
+      `invalid sandcastle-run request: prompt_template_dir: ${retained}/job/prompt lies inside RUNS_DIR ${runsDir}: ${why}`,
+    );
     expect(await refusal({ repo_workdir: runsDir })).toMatch(/^invalid sandcastle-run request: repo_workdir: .* lies inside RUNS_DIR/);
     // A symlink into it, a path that does not exist yet under one, and `..` after a symlink (resolved as the kernel does).
     expect(await refusal({ repo_workdir: join(dir.path, "link-to-run", "workspace") })).toBe(
       `invalid sandcastle-run request: repo_workdir: ${dir.path}/link-to-run/workspace lies inside RUNS_DIR ${runsDir} (it resolves to ${retained}/workspace, RUNS_DIR to ${runsDir}): ${why}`,
     );
     expect(await refusal({ prompt_template_dir: join(dir.path, "link-to-run", "not-yet", "prompt") })).toMatch(/^invalid sandcastle-run request: prompt_template_dir: .* lies inside RUNS_DIR/);
-    expect(await refusal({ prompt_template_dir: `${dir.path}/elsewhere/link-to-workspace/../job/prompt` })).toMatch(new RegExp(`prompt_template_dir: .* \\(it resolves to ${retained}/job/prompt,`));
+    expect(await refusal({ prompt_template_dir: `${dir.path}/elsewhere/link-to-workspace/../job/prompt` })).toMatch(
+      new RegExp(`prompt_template_dir: .* \\(it resolves to ${retained}/job/prompt,`),
+    );
     expect(await refusal({ repo_workdir: `${dir.path}/elsewhere/../runs/run-x` })).toMatch(/^invalid sandcastle-run request: repo_workdir: .* lies inside RUNS_DIR/);
     // RUNS_DIR given through a symlink, the request by its real path; both fields named at once.
     const both = await refusal({ repo_workdir: join(retained, "workspace"), prompt_template_dir: join(retained, "job") }, join(dir.path, "runs-link"));
@@ -128,7 +138,11 @@ describe("a request reaching into RUNS_DIR", () => {
 
     // A neighbour whose name only starts like RUNS_DIR is not in it.
     mkdirSync(join(dir.path, "runs-other"));
-    const { runId } = await enqueueRun(queues.sandcastleRun, { ...good(), repo_workdir: join(dir.path, "runs-other") }, { envManifestDir: manifestDir, runsDir });
+    const { runId } = await enqueueRun(
+      queues.sandcastleRun,
+      { ...good(), repo_workdir: join(dir.path, "runs-other") },
+      { envManifestDir: manifestDir, runsDir },
+    );
     expect(await queues.sandcastleRun.getJob(runId)).toBeDefined();
   });
 });

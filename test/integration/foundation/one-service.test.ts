@@ -36,7 +36,16 @@ describe("one service per user", () => {
 
     // From directory b, with a relative repo path: resolved against b, the manifest against the state dir.
     mkdirSync(join(dir.path, "b", "repo"));
-    const request = { session_id: "one-svc", agent: "script", sandbox: "noSandbox", dry_run: true, prompt_template_dir: join(dir.path, "b"), branch: "agent/x", repo_workdir: "repo", env_manifest_name: "proj" };
+    const request = {
+      session_id: "one-svc",
+      agent: "script",
+      sandbox: "noSandbox",
+      dry_run: true,
+      prompt_template_dir: join(dir.path, "b"),
+      branch: "agent/x",
+      repo_workdir: "repo",
+      env_manifest_name: "proj",
+    };
     const enq = await runCli(["enqueue", "sandcastle-run", "--request", "-", "--wait"], env, { input: JSON.stringify(request), cwd: join(dir.path, "b") });
     expect(enq.code, enq.stderr).toBe(0);
     expect(lastJsonLine(enq.stdout)).toMatchObject({ status: "skipped", skip_reason: "sandcastle_disabled", message: expect.stringMatching(/TAO_SANDCASTLE_ENABLED=1/) });

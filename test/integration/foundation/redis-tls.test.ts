@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StreamAppender } from "../../../src/redis/stream-appender.js";
 import type { RedisTarget } from "../../../src/redis/target.js";
 import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
-import { sessionLogKey } from "../../../src/sandcastle/session-log.js";
+import { sessionLogKey } from "../../../src/session-log/session-log.js";
 import { CliProcess, lastJsonLine, runCli, stopAllCli } from "../../helpers/cli.js";
 import type { RedisBackend } from "../../helpers/redis-backend.js";
 import { TestCluster } from "../../helpers/redis-cluster.js";
@@ -45,7 +45,7 @@ async function runsOverTls(backend: RedisBackend, target: RedisTarget, described
     // The session log, run markers included, is written by the worker's own appender connection (src/redis/stream-appender.ts).
     const logs = await runCli(["logs", String(request.session_id)], s.env());
     expect(logs.code, logs.stderr).toBe(0);
-    expect(logs.stdout).toBe("plain text line\n── run ok\n");
+    expect(logs.stdout).toBe("│ plain text line\n── run ok\n");
 
     const status = await runCli(["status", "--json"], s.env());
     expect(status.code, status.stderr).toBe(0);

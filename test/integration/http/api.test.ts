@@ -1,13 +1,17 @@
 // The HTTP API under /v1 and /metrics, through a real `start` process (workers + HTTP) on the shared test Redis,
 // with the fake run child: every status code, idempotency, JSON Schemas that validate a real request, metrics.
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import Ajv2020Module from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FAILURE_REASONS, IntentStatus, SKIP_REASONS } from "../../../src/audit/vocabulary.js";
 import { API_BODY_LIMIT_BYTES } from "../../../src/http/api.js";
 import { CliProcess, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
 import { ACTION_BODY, MargotScope } from "../../helpers/margot-scope.js";
+import { httpCaller, startService } from "../../helpers/http-service.js";
 import { rawRequest } from "../../helpers/raw-http.js";
 import { RunScope } from "../../helpers/run-scope.js";
 
@@ -19,10 +23,7 @@ let base: string;
 
 beforeAll(async () => {
   s = new RunScope();
-  const service = new CliProcess(["start"], s.env({ PORT: "0", SCQ_API_TOKEN: ADMIN, SCQ_VIEWER_TOKEN: VIEWER, SANDCASTLE_PROVIDERS_DIR: PROVIDERS }));
-  await service.waitForOutput(/Bull Board at (http:\/\/\S+)\/admin\/queues/);
-  base = /Bull Board at (http:\/\/\S+)\/admin\/queues/.exec(service.stdout)![1]!;
-  await service.waitForOutput(/workers \+ http running/);
+  ({ base } = await startService("start", s.env({ PORT: "0", SCQ_API_TOKEN: ADMIN, SCQ_VIEWER_TOKEN: VIEWER, SANDCASTLE_PROVIDERS_DIR: PROVIDERS })));
 });
 afterAll(async () => {
   await stopAllCli();
@@ -33,17 +34,7 @@ const json = { "content-type": "application/json" };
 const admin = { ...json, authorization: `Bearer ${ADMIN}` };
 const viewer = { ...json, authorization: `Bearer ${VIEWER}` };
 
-async function call(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
-  const res = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }) });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, body: parsed, headers: res.headers };
-}
+const call = httpCaller(() => base);
 
 async function finished(queue: string, id: string): Promise<any> {
   let job: any;
@@ -76,7 +67,12 @@ describe("POST /v1/sandcastle-runs", () => {
   it("a run that does not end ok is a FAILED job, never retried, whose result the API still returns", async () => {
     const res = await call("POST", "/v1/sandcastle-runs", admin, s.request({}, { FAKE_MODE: "fail" }));
     const job = await finished("sandcastle-run", res.body.job_id);
-    expect(job).toMatchObject({ state: "failed", phase: "done", attempts_made: 1, result: { status: "failed", failure_reason: "agent_unavailable", message: "claude is not on PATH" } });
+    expect(job).toMatchObject({
+      state: "failed",
+      phase: "done",
+      attempts_made: 1,
+      result: { status: "failed", failure_reason: "agent_unavailable", message: "claude is not on PATH" },
+    });
     expect(job.failure.reason).toBe("failed: agent_unavailable — claude is not on PATH");
   });
 
@@ -86,12 +82,17 @@ describe("POST /v1/sandcastle-runs", () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toBe("invalid_request");
     const fields = (res.body.problems as Array<{ field: string; problem: string }>).map((p) => p.field).sort();
-    expect(fields).toEqual(["(top level)", "parallel_implementers", "repo_workdir"]);
+    expect(fields).toEqual(["bogus", "parallel_implementers", "repo_workdir"]);
     expect(res.body.problems.find((p: { field: string }) => p.field === "repo_workdir").problem).toMatch(/absolute path/);
     const manifest = await call("POST", "/v1/sandcastle-runs", admin, s.request({ env_manifest_name: "missing" }));
     expect(manifest.status).toBe(400);
     expect(manifest.body.problems[0].field).toBe("env_manifest_name");
-    const intruder = await call("POST", "/v1/sandcastle-runs", admin, s.request({ prompt_template_dir: join(s.runsDir, "run-00000000-0000-4000-8000-000000000001", "job") }));
+    const intruder = await call(
+      "POST",
+      "/v1/sandcastle-runs",
+      admin,
+      s.request({ prompt_template_dir: join(s.runsDir, "run-00000000-0000-4000-8000-000000000001", "job") }),
+    );
     expect(intruder.status).toBe(400);
     expect(intruder.body.problems).toEqual([{ field: "prompt_template_dir", problem: expect.stringMatching(/ lies inside RUNS_DIR .*: retained run workspaces are never mounted into another run$/) }]);
     expect(await s.queue.count()).toBe(before);
@@ -121,14 +122,17 @@ describe("POST /v1/sandcastle-runs", () => {
     expect(bad).toMatchObject({ status: 400, body: { error: "invalid_json" } });
   });
 
-  it("Idempotency-Key: a repeat returns the same job with 200; the same key with another body is 422", async () => {
+  it("Idempotency-Key: a repeat answers as the first did (201, same job, same Location) marked Idempotent-Replayed; the same key with another body is 422", async () => {
     const req = s.request({}, { FAKE_MODE: "ok" });
     const key = { ...admin, "idempotency-key": `k-${Date.now()}` };
     const first = await call("POST", "/v1/sandcastle-runs", key, req);
     const again = await call("POST", "/v1/sandcastle-runs", key, req);
     expect(first.status).toBe(201);
-    expect(again.status).toBe(200);
-    expect(again.body.job_id).toBe(first.body.job_id);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get("location")).toBe(first.headers.get("location"));
     expect((await call("POST", "/v1/sandcastle-runs", key, { ...req, branch: "agent/other" })).status).toBe(422);
     const ids = (await s.queue.getJobs(["waiting", "active", "completed", "failed"])).filter((j) => j.data.session_id === req.session_id);
     expect(ids).toHaveLength(1);
@@ -138,7 +142,12 @@ describe("POST /v1/sandcastle-runs", () => {
 
 describe("other endpoints", () => {
   it("POST /v1/margot-intents: 201, the same interaction again 200; 400 names the field", async () => {
-    const completion = { interaction_id: `api-int-${Date.now()}`, body: "What's new in Next.js 15? Nothing affects us.", originated_at: "2026-09-17T03:04:05Z", originating_session_id: "s1" };
+    const completion = {
+      interaction_id: `api-int-${Date.now()}`,
+      body: "What's new in Next.js 15? Nothing affects us.",
+      originated_at: "2026-09-17T03:04:05Z",
+      originating_session_id: "s1",
+    };
     const first = await call("POST", "/v1/margot-intents", admin, completion);
     expect(first).toMatchObject({ status: 201, body: { job_id: `intent-${completion.interaction_id}`, duplicate: false } });
     expect((await call("POST", "/v1/margot-intents", admin, completion)).body).toMatchObject({ job_id: first.body.job_id, duplicate: true });
@@ -149,21 +158,32 @@ describe("other endpoints", () => {
     expect(job.result).toMatchObject({ interaction_id: completion.interaction_id, status: "informational" });
   });
 
-  it("POST /v1/margot-intents with Idempotency-Key: a repeat returns the same job with 200, not a second job; the key with another body is 422", async () => {
-    const completion = { interaction_id: `api-idem-${Date.now()}`, body: "What's new in Next.js 15? Nothing affects us.", originated_at: "2026-09-17T03:04:05Z", originating_session_id: "s1" };
+  it("POST /v1/margot-intents with Idempotency-Key: a repeat returns the same job with the first's 201, not a second job; the key with another body is 422", async () => {
+    const completion = {
+      interaction_id: `api-idem-${Date.now()}`,
+      body: "What's new in Next.js 15? Nothing affects us.",
+      originated_at: "2026-09-17T03:04:05Z",
+      originating_session_id: "s1",
+    };
     const key = { ...admin, "idempotency-key": `mk-${Date.now()}` };
     const first = await call("POST", "/v1/margot-intents", key, completion);
     expect(first).toMatchObject({ status: 201, body: { job_id: `intent-${completion.interaction_id}`, duplicate: false } });
     const soon = await call("POST", "/v1/margot-intents", key, completion);
-    expect(soon.status).toBe(200);
+    expect(soon.status).toBe(201);
+    expect(soon.headers.get("idempotent-replayed")).toBe("true");
     expect(soon.body).toEqual(first.body);
     const done = await finished("margot-intent", first.body.job_id);
     // Without the key, a repeat of a finished interaction replaces its job (a new one answers "duplicate"); with it, nothing is added.
     const later = await call("POST", "/v1/margot-intents", key, completion);
-    expect(later.status).toBe(200);
+    expect(later.status).toBe(201);
     expect(later.body).toEqual(first.body);
     const after = (await call("GET", `/v1/jobs/margot-intent/${first.body.job_id}`, viewer)).body;
-    expect(after).toMatchObject({ state: "completed", created_at: done.created_at, finished_at: done.finished_at, result: { interaction_id: completion.interaction_id, status: "informational" } });
+    expect(after).toMatchObject({
+      state: "completed",
+      created_at: done.created_at,
+      finished_at: done.finished_at,
+      result: { interaction_id: completion.interaction_id, status: "informational" },
+    });
     expect(s.auditRows().filter((r) => r.interaction_id === completion.interaction_id && r.type === "margot_intent_classified")).toHaveLength(1);
     expect((await call("POST", "/v1/margot-intents", key, { ...completion, originating_session_id: "s2" })).status).toBe(422);
   });
@@ -202,13 +222,18 @@ describe("other endpoints", () => {
 
   it("GET /v1/schemas: JSON Schemas from the zod schemas that accept a real request and refuse a bad one", async () => {
     const res = await call("GET", "/v1/schemas", viewer);
-    expect(Object.keys(res.body)).toEqual(expect.arrayContaining(["SandcastleRunRequest", "SandcastleRunResult", "MargotResearchCompletion", "MargotIntentResult"]));
+    expect(Object.keys(res.body)).toEqual(
+      expect.arrayContaining(["SandcastleRunRequest", "SandcastleRunResult", "MargotResearchCompletion", "MargotIntentResult"]),
+    );
     const Ajv2020 = (Ajv2020Module as unknown as { default: typeof Ajv2020Module.default }).default;
-    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    const addFormats = (addFormatsModule as unknown as { default: typeof addFormatsModule.default }).default;
+    const ajv = new Ajv2020({ strict: true });
+    addFormats(ajv);
     const validate = ajv.compile(res.body.SandcastleRunRequest);
     expect(validate(s.request()), JSON.stringify(validate.errors)).toBe(true);
     expect(validate({ ...s.request(), agent: "gpt-9" })).toBe(false);
     expect(validate({ ...s.request(), unknown_field: 1 })).toBe(false);
+    expect(validate({ ...s.request(), prompt_template_dir: "relative/dir" })).toBe(false);
     const result = ajv.compile(res.body.SandcastleRunResult);
     const done = await call("POST", "/v1/sandcastle-runs", admin, s.request({}, { FAKE_MODE: "ok" }));
     expect(result((await finished("sandcastle-run", done.body.job_id)).result)).toBe(true);
@@ -231,7 +256,11 @@ describe("other endpoints", () => {
     expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
     // The parser folds a labelled histogram into one series: parse each status' lines on their own.
     const runsEnded = (status: string) => {
-      const lines = text.split("\n").filter((l) => l.startsWith("# ") ? l.includes("scq_run_duration_seconds ") : l.startsWith("scq_run_duration_seconds_bucket") && l.includes(`status="${status}"`));
+      const lines = text
+        .split("\n")
+        .filter((l) =>
+          l.startsWith("# ") ? l.includes("scq_run_duration_seconds ") : l.startsWith("scq_run_duration_seconds_bucket") && l.includes(`status="${status}"`),
+        );
       const parsed = parsePrometheusTextFormat(`${lines.join("\n")}\n`) as Family[];
       return Number(parsed[0]?.metrics[0]?.buckets?.["+Inf"] ?? 0);
     };
@@ -242,7 +271,12 @@ describe("other endpoints", () => {
     expect(runsEnded("ok")).toBeGreaterThanOrEqual(3);
     expect(runsEnded("failed")).toBe(1);
     expect(runsEnded("killed")).toBe(1);
-    expect(family("scq_run_failures_total").metrics).toEqual(expect.arrayContaining([{ labels: { reason: "agent_unavailable" }, value: "1" }, { labels: { reason: "cancelled" }, value: "1" }]));
+    expect(family("scq_run_failures_total").metrics).toEqual(
+      expect.arrayContaining([
+        { labels: { reason: "agent_unavailable" }, value: "1" },
+        { labels: { reason: "cancelled" }, value: "1" },
+      ]),
+    );
     // The two informational completions of the margot-intents tests above.
     expect(family("scq_margot_intents_total").metrics).toEqual(expect.arrayContaining([{ labels: { status: "informational" }, value: "2" }]));
     expect((await fetch(`${base}/metrics`)).status).toBe(401);
@@ -260,14 +294,66 @@ describe("other endpoints", () => {
       expect(react.code, react.stderr).toBe(0);
       await m.waitState(expired.draft_id!, "expired", 20_000);
       expect((await m.draft(rejected.draft_id!)).state).toBe("rejected");
-      const outcomes = () => scrape(m.baseUrl).then(({ family }) => Object.fromEntries(family("scq_margot_drafts_total").metrics.map((s) => [s.labels?.outcome, s.value])));
+      const outcomes = () =>
+        scrape(m.baseUrl).then(({ family }) => Object.fromEntries(family("scq_margot_drafts_total").metrics.map((s) => [s.labels?.outcome, s.value])));
       // The expiry reaches the counter through the event stream: give it a moment.
       await waitFor(async () => (await outcomes()).expired === "1", 10_000, () => "the expiry to be counted");
-      expect(await outcomes()).toEqual({ drafted: "2", rejected: "1", expired: "1" });
+      // Every outcome is a series from the start, at 0 until it happens.
+      expect(await outcomes()).toEqual({ drafted: "2", queued_rate_limit: "0", posted: "0", deferred: "0", approved: "0", rejected: "1", expired: "1" });
       await service.stop();
     } finally {
       await m.close();
     }
+  });
+});
+
+describe("GET /metrics beyond the service's own counts", () => {
+  it("has the process's metrics, every labelled series from the start at 0, and counters of finished jobs beside the gauges of kept ones", async () => {
+    const { text, family } = await scrape(base, viewer);
+    // prom-client's defaults: the process and Node's event loop.
+    for (const name of [
+      "process_resident_memory_bytes", "process_cpu_user_seconds_total", "process_open_fds", "nodejs_eventloop_lag_seconds", "nodejs_heap_size_used_bytes",
+    ]) {
+      expect(family(name).metrics.length, name).toBeGreaterThan(0);
+    }
+    expect(Number(family("process_resident_memory_bytes").metrics[0]!.value)).toBeGreaterThan(10 * 1024 * 1024);
+    // Known label values are series before their first event (a first event is then an increase, not a new series).
+    const labelled = (name: string, label: string) => new Set(family(name).metrics.map((m) => m.labels?.[label]));
+    for (const reason of SKIP_REASONS) expect(labelled("scq_run_skips_total", "reason"), reason).toContain(reason);
+    for (const reason of FAILURE_REASONS) expect(labelled("scq_run_failures_total", "reason"), reason).toContain(reason);
+    for (const status of IntentStatus.options) expect(labelled("scq_margot_intents_total", "status"), status).toContain(status);
+    expect(text).toMatch(/^scq_run_skips_total\{reason="concurrency_cap"\} 0$/m);
+    expect(text).toMatch(/^scq_run_duration_seconds_count\{status="timeout"\} 0$/m);
+    const finishedCounts = () =>
+      scrape(base, viewer).then(({ family: f }) =>
+        Object.fromEntries(f("scq_jobs_finished_total").metrics.map((m) => [`${m.labels?.queue}/${m.labels?.state}`, Number(m.value)])),
+      );
+    const before = await finishedCounts();
+    expect(Object.keys(before).sort()).toEqual([
+      "margot-intent/completed", "margot-intent/failed", "sandbox-retention/completed", "sandbox-retention/failed", "sandcastle-run/completed",
+      "sandcastle-run/failed",
+    ]);
+    expect(before["sandbox-retention/failed"]).toBe(0);
+    // One run ends ok, one fails: each counter goes up by exactly one.
+    const ok = await call("POST", "/v1/sandcastle-runs", admin, s.request({}, { FAKE_MODE: "ok" }));
+    const fail = await call("POST", "/v1/sandcastle-runs", admin, s.request({}, { FAKE_MODE: "fail" }));
+    await finished("sandcastle-run", ok.body.job_id);
+    await finished("sandcastle-run", fail.body.job_id);
+    let after = before;
+    await waitFor(async () => {
+      after = await finishedCounts();
+      return (
+        after["sandcastle-run/completed"] === before["sandcastle-run/completed"]! + 1 && after["sandcastle-run/failed"] === before["sandcastle-run/failed"]! + 1
+      );
+    }, 10_000, () => `each finished counter up by one (${JSON.stringify(before)} → ${JSON.stringify(after)})`);
+  });
+
+  it("passes promtool check metrics when promtool is installed (Prometheus's own linter)", async (ctx) => {
+    const which = spawnSync("sh", ["-c", "command -v promtool"], { encoding: "utf8" });
+    if (which.status !== 0) return ctx.skip("promtool is not installed here; the text is parsed by parse-prometheus-text-format above");
+    const { text } = await scrape(base, viewer);
+    const lint = spawnSync(which.stdout.trim(), ["check", "metrics"], { input: text, encoding: "utf8" });
+    expect(lint.status, `${lint.stdout}${lint.stderr}`).toBe(0);
   });
 });
 

@@ -4,13 +4,13 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openQueues, QUEUE_NAMES, scheduleReap, type Queues } from "../../../queues/index.js";
+import { CHROMIUM, skipBrowser } from "../../helpers/browser.js";
 import { CliProcess, stopAllCli, waitFor } from "../../helpers/cli.js";
 import { RunScope } from "../../helpers/run-scope.js";
 
-const CHROMIUM = process.env.SCQ_TEST_CHROMIUM ?? "/usr/bin/chromium";
 const ARTIFACTS = resolve(import.meta.dirname, "../../../artifacts");
 const ADMIN = "board-admin-token-0123456789";
 const VIEWER = "board-viewer-token-0123456789";
@@ -20,10 +20,12 @@ let browser: Browser;
 let killedRun: string;
 let queues: Queues;
 
-const api = (path: string, init: RequestInit = {}) => fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json", ...init.headers } });
+const api = (path: string, init: RequestInit = {}) =>
+  fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json", ...init.headers } });
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+  // No Chromium: skipped with the reason (browser.ts), or a failure under SCQ_TEST_BROWSER=require.
+  if (skipBrowser) return;
   s = new RunScope();
   queues = openQueues(s.redis, s.prefix);
   const service = new CliProcess(["start"], s.env({ PORT: "0", SCQ_API_TOKEN: ADMIN, SCQ_VIEWER_TOKEN: VIEWER }));
@@ -32,8 +34,12 @@ beforeAll(async () => {
   await service.waitForOutput(/workers \+ http running/);
 
   // One run that ends ok, one killed by a cancel.
-  const ok = (await (await api("/v1/sandcastle-runs", { method: "POST", body: JSON.stringify(s.request({}, { FAKE_MODE: "ok" })) })).json()) as { job_id: string };
-  const sleeper = (await (await api("/v1/sandcastle-runs", { method: "POST", body: JSON.stringify(s.request({}, { FAKE_MODE: "sleep" })) })).json()) as { job_id: string };
+  const ok = (await (await api("/v1/sandcastle-runs", { method: "POST", body: JSON.stringify(s.request({}, { FAKE_MODE: "ok" })) })).json()) as {
+    job_id: string;
+  };
+  const sleeper = (await (await api("/v1/sandcastle-runs", { method: "POST", body: JSON.stringify(s.request({}, { FAKE_MODE: "sleep" })) })).json()) as {
+    job_id: string;
+  };
   killedRun = sleeper.job_id;
   await waitFor(() => existsSync(s.started(killedRun)), 20_000);
   // The "sleeping" line must be in the job's log before the cancel.
@@ -41,7 +47,17 @@ beforeAll(async () => {
   expect((await (await api(`/v1/runs/${killedRun}/cancel`, { method: "POST" })).json()) as object).toMatchObject({ outcome: "stopped", state: "failed" });
   await waitFor(async () => (await s.queue.getJob(ok.job_id).then((j) => j?.getState())) === "completed", 20_000);
   // Every queue holds a job: a Margot completion decided, and a reap an hour out (as retention schedules one).
-  const intent = (await (await api("/v1/margot-intents", { method: "POST", body: JSON.stringify({ interaction_id: `board-${Date.now()}`, body: "What's new in Next.js 15? Nothing affects us.", originated_at: "2026-09-17T03:04:05Z", originating_session_id: "s1" }) })).json()) as { job_id: string };
+  const intent = (await (
+    await api("/v1/margot-intents", {
+      method: "POST",
+      body: JSON.stringify({
+        interaction_id: `board-${Date.now()}`,
+        body: "What's new in Next.js 15? Nothing affects us.",
+        originated_at: "2026-09-17T03:04:05Z",
+        originating_session_id: "s1",
+      }),
+    })
+  ).json()) as { job_id: string };
   await waitFor(async () => (await queues.margotIntent.getJobState(intent.job_id)) === "completed", 20_000);
   await scheduleReap(queues.sandboxRetention, { run_id: ok.job_id }, Date.now() + 3_600_000);
 
@@ -49,7 +65,9 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     headless: true,
     // playwright-core gives each launch a fresh profile of its own (it refuses --user-data-dir here).
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    ],
   });
 });
 
@@ -82,9 +100,26 @@ function tabCounts(page: Page): Promise<Record<string, number>> {
   );
 }
 
-describe("Bull Board in headless Chromium", () => {
-  it("logs in with the token, shows the three queues with counts, and the killed run under FAILED with its log lines", async () => {
+/** Every request a browser context makes, and every message its pages log about the Content-Security-Policy. */
+function recordRequests(context: BrowserContext): { urls: string[]; cspViolations: string[] } {
+  const seen = { urls: [] as string[], cspViolations: [] as string[] };
+  context.on("request", (r) => seen.urls.push(r.url()));
+  context.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text())) seen.cspViolations.push(m.text());
+  });
+  return seen;
+}
+
+/** What of `urls` is not this server's (data: and blob: URLs are the page's own). */
+function thirdParty(urls: readonly string[]): string[] {
+  const own = new URL(base).origin;
+  return urls.filter((u) => !u.startsWith("data:") && !u.startsWith("blob:") && new URL(u).origin !== own);
+}
+
+describe.skipIf(skipBrowser)("Bull Board in headless Chromium", () => {
+  it("logs in with the token, shows the three queues with counts, and the killed run under FAILED with its log lines; no request leaves this server", async () => {
     const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    const requests = recordRequests(context);
     const page = await context.newPage();
     const apiStatuses: number[] = [];
     page.on("response", (r) => {
@@ -100,7 +135,8 @@ describe("Bull Board in headless Chromium", () => {
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict" });
 
     // The overview: three queues, their counts, and no raw translation keys (the board's own fetches work).
-    for (const name of ["sandcastle-run", "margot-intent", "sandbox-retention"]) await page.getByText(name, { exact: true }).first().waitFor({ timeout: 20_000 });
+    for (const name of ["sandcastle-run", "margot-intent", "sandbox-retention"])
+      await page.getByText(name, { exact: true }).first().waitFor({ timeout: 20_000 });
     await page.getByText("Loading...").waitFor({ state: "detached", timeout: 20_000 });
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, "board-overview.png"), fullPage: true });
@@ -127,11 +163,18 @@ describe("Bull Board in headless Chromium", () => {
     for (const name of QUEUE_NAMES) {
       await page.goto(`${base}/admin/queues/queue/${name}`);
       let shown: Record<string, number> = {};
-      await waitFor(async () => {
-        shown = await tabCounts(page);
-        // A tab for every state, each with BullMQ's count; any other tab (PAUSED) shows none.
-        return isDeepStrictEqual(Object.fromEntries(TAB_STATES.map((st) => [st, shown[st]])), expected[name]) && Object.entries(shown).every(([st, n]) => st in expected[name]! || n === 0);
-      }, 20_000, () => `the ${name} tabs to show ${JSON.stringify(expected[name])} (shown: ${JSON.stringify(shown)})`);
+      await waitFor(
+        async () => {
+          shown = await tabCounts(page);
+          // A tab for every state, each with BullMQ's count; any other tab (PAUSED) shows none.
+          return (
+            isDeepStrictEqual(Object.fromEntries(TAB_STATES.map((st) => [st, shown[st]])), expected[name]) &&
+            Object.entries(shown).every(([st, n]) => st in expected[name]! || n === 0)
+          );
+        },
+        20_000,
+        () => `the ${name} tabs to show ${JSON.stringify(expected[name])} (shown: ${JSON.stringify(shown)})`,
+      );
       await page.screenshot({ path: join(ARTIFACTS, `board-${name}.png`), fullPage: true });
     }
 
@@ -139,7 +182,10 @@ describe("Bull Board in headless Chromium", () => {
     await page.goto(`${base}/admin/queues/queue/sandcastle-run?status=failed`);
     await page.getByText(killedRun).first().waitFor({ timeout: 20_000 });
     // The Error tab: the failed reason, one line that says what happened.
-    await page.getByText(/killed: cancelled — stopped: cancelled by api:admin@/).first().waitFor({ timeout: 20_000 });
+    await page
+      .getByText(/killed: cancelled — stopped: cancelled by api:admin@/)
+      .first()
+      .waitFor({ timeout: 20_000 });
     await page.getByRole("tab", { name: /logs/i }).first().click();
     await page.getByText("sleeping").first().waitFor({ timeout: 20_000 });
     await page.screenshot({ path: join(ARTIFACTS, "board-killed-run.png"), fullPage: true });
@@ -148,11 +194,20 @@ describe("Bull Board in headless Chromium", () => {
     await page.goto(`${base}/admin/queues/queue/sandcastle-run?status=completed`);
     await page.waitForLoadState("networkidle");
     expect(await page.locator("body").innerText()).not.toContain(killedRun);
+
+    // An ops page asks no third party for anything (the board's template links Google Fonts), and the CSP
+    // that keeps it so never had to refuse what the board itself needs.
+    expect(requests.urls.filter((u) => u.includes("/admin/queues/static/")).length).toBeGreaterThan(0);
+    expect(thirdParty(requests.urls)).toEqual([]);
+    expect(requests.cspViolations).toEqual([]);
+    const pageHead = await (await fetch(`${base}/admin/queues`, { headers: { authorization: `Bearer ${VIEWER}` } })).text();
+    expect(pageHead).not.toMatch(/fonts\.googleapis|fonts\.gstatic/);
     await context.close();
   });
 
   it("the viewer token gets a read-only board: its writes are refused", async () => {
     const context = await browser.newContext();
+    const requests = recordRequests(context);
     const page = await context.newPage();
     await page.goto(`${base}/login`);
     await page.fill("#token", VIEWER);
@@ -163,6 +218,7 @@ describe("Bull Board in headless Chromium", () => {
     const pause = await page.evaluate(async () => (await fetch("/admin/queues/api/queues/sandcastle-run/pause", { method: "PUT" })).status);
     expect(pause).toBe(403);
     expect(await s.queue.isPaused()).toBe(false);
+    expect(thirdParty(requests.urls)).toEqual([]);
     await context.close();
   });
 

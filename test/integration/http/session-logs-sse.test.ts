@@ -90,11 +90,18 @@ describe("live session logs over SSE", () => {
     const request = s.request({ session_id: "sse-one", prompt_template_dir: SLOW_LINES, repo_workdir: repo, branch: "agent/sse-one" });
     writeFileSync(join(s.outDir, "go"), "");
     writeFileSync(join(s.outDir, "finish"), "");
-    const created = (await (await fetch(`${base}/v1/sandcastle-runs`, { method: "POST", headers: auth, body: JSON.stringify(request) })).json()) as { job_id: string; links: { logs: string } };
+    const created = (await (await fetch(`${base}/v1/sandcastle-runs`, { method: "POST", headers: auth, body: JSON.stringify(request) })).json()) as {
+      job_id: string;
+      links: { logs: string };
+    };
     expect((await fetch(`${base}/v1/sessions/sse-one/logs`, { headers: { ...auth, "last-event-id": "garbage" } })).status).toBe(400);
     const r = reader(created.links.logs);
     await r.waitForEnd();
     expect(r.lines(), JSON.stringify(r.events)).toContain("committed slow.txt");
-    await waitFor(async () => ((await (await fetch(`${base}/v1/jobs/sandcastle-run/${created.job_id}`, { headers: auth })).json()) as { state: string }).state === "completed", 20_000);
+    // The end is announced once the job has its result: no polling.
+    expect(await (await fetch(`${base}/v1/jobs/sandcastle-run/${created.job_id}`, { headers: auth })).json()).toMatchObject({
+      state: "completed",
+      result: { status: "ok" },
+    });
   });
 });

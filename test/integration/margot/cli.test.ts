@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MargotIntentResult } from "../../../src/margot/contract.js";
 import { lastJsonLine, runCli } from "../../helpers/cli.js";
-import { ACTION_BODY, INFORMATIONAL_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
+import { ACTION_BODY, INFORMATIONAL_BODY, type MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 let s: MargotScope;
 useMargotScope((scope) => (s = scope));
@@ -20,8 +20,15 @@ describe("margot CLI", () => {
     const lines = res.stdout.trim().split("\n");
     expect(JSON.parse(lines[0]!)).toEqual({ queue: "margot-intent", job_id: `intent-${c.interaction_id}` });
     const result = MargotIntentResult.parse(lastJsonLine(res.stdout));
-    expect(result).toMatchObject({ interaction_id: c.interaction_id, classification: "action_shaped", status: "drafted", target_repo: "CleanExpo/RestoreAssist" });
-    expect(Object.keys(result).sort()).toEqual(["action_summary", "classification", "confidence", "draft_id", "interaction_id", "reason", "skipped_reason", "status", "target_repo"]);
+    expect(result).toMatchObject({
+      interaction_id: c.interaction_id,
+      classification: "action_shaped",
+      status: "drafted",
+      target_repo: "CleanExpo/RestoreAssist",
+    });
+    expect(Object.keys(result).sort()).toEqual([
+      "action_summary", "classification", "confidence", "draft_id", "interaction_id", "reason", "skipped_reason", "status", "target_repo",
+    ]);
   });
 
   it("classify --text-file FILE and - print one JSON line with classification, confidence, signals, target_repo, route", async () => {
@@ -60,7 +67,7 @@ describe("margot CLI", () => {
     expect(list.stdout).toMatch(/rate limit: 1 of 5 drafts in the last 86400 s, 0 waiting/);
     const show = await runCli(["drafts", "show", id], s.localEnv());
     expect(show.stdout).toContain("## Acceptance criteria");
-    expect(show.stdout).toContain(`via the local review channel draft \`${id}\``);
+    expect(show.stdout).toContain(`in the local review channel draft \`${id}\``);
     expect(show.stdout).not.toContain("Telegram");
     const bad = await runCli(["drafts", "react", id, "maybe"], s.localEnv());
     expect(bad.code).toBe(1);
@@ -70,7 +77,10 @@ describe("margot CLI", () => {
     const react = await runCli(["drafts", "react", id, "defer"], s.localEnv());
     expect(react.code, react.stderr).toBe(0);
     expect(lastJsonLine(react.stdout)).toMatchObject({ draft_id: id, reaction: "defer", changed: true, state: "deferred" });
-    const after = lastJsonLine((await runCli(["drafts", "list", "--json"], s.localEnv())).stdout) as { drafts: Array<{ state: string }>; notices: Array<{ text: string }> };
+    const after = lastJsonLine((await runCli(["drafts", "list", "--json"], s.localEnv())).stdout) as {
+      drafts: Array<{ state: string }>;
+      notices: Array<{ text: string }>;
+    };
     expect(after.drafts[0]!.state).toBe("deferred");
     expect(after.notices[0]!.text).toMatch(new RegExp(`draft ${id} deferred; it comes back at 20`));
   });

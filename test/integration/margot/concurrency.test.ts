@@ -1,8 +1,8 @@
-// MARGOT_CONCURRENCY: how many margot-intent jobs one worker process runs at once (ADR 0032). Seen from
+// MARGOT_CONCURRENCY: how many margot-intent jobs one worker process runs at once (ADR 0025). Seen from
 // outside: drafts whose Telegram sends are held open are that many jobs in flight, and never one more.
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../../helpers/cli.js";
-import { ACTION_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
+import { ACTION_BODY, type MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 describe("margot-intent concurrency", () => {
   let s: MargotScope;

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { enqueueResearchCompletion } from "../../../queues/margot-intent.js";
 import type { MargotIntentResult } from "../../../src/margot/contract.js";
 import { waitFor } from "../../helpers/cli.js";
-import { ACTION_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
+import { ACTION_BODY, type MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 let s: MargotScope;
 useMargotScope((scope) => (s = scope));

@@ -6,10 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KillSwitch, storedIsOn } from "../../../src/control/kill-switch.js";
-import { DraftClaim } from "../../../src/margot/draft-claim.js";
-import { DraftStore, type NewDraft } from "../../../src/margot/drafts.js";
-import { IntentStore, type IntentRecord } from "../../../src/margot/intents.js";
-import { DraftRateLimit } from "../../../src/margot/rate-limit.js";
+import { DraftClaim } from "../../../src/margot/bridge/draft-claim.js";
+import { DraftStore, type NewDraft } from "../../../src/margot/store/drafts.js";
+import { IntentStore, type IntentRecord } from "../../../src/margot/store/intents.js";
+import { DraftRateLimit } from "../../../src/margot/store/rate-limit.js";
 import { useRedisPrefix } from "../../helpers/scope.js";
 
 describe("DraftClaim (Lua, real Redis)", () => {
@@ -21,7 +21,12 @@ describe("DraftClaim (Lua, real Redis)", () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   const rig = (max = 5, switchFile?: string) => {
-    const deps = { intents: new IntentStore(scope.redis, scope.prefix), drafts: new DraftStore(scope.redis, scope.prefix), rateLimit: new DraftRateLimit(scope.redis, scope.prefix, max, 60_000), killSwitch: new KillSwitch(scope.redis, scope.prefix, switchFile) };
+    const deps = {
+      intents: new IntentStore(scope.redis, scope.prefix),
+      drafts: new DraftStore(scope.redis, scope.prefix),
+      rateLimit: new DraftRateLimit(scope.redis, scope.prefix, max, 60_000),
+      killSwitch: new KillSwitch(scope.redis, scope.prefix, switchFile),
+    };
     return { ...deps, claim: new DraftClaim(deps) };
   };
   let n = 0;
@@ -40,8 +45,19 @@ describe("DraftClaim (Lua, real Redis)", () => {
       confidence: 0.9,
       channel: "local",
       created_at: new Date().toISOString(),
+      marker_nonce: `nonce-${n}`,
     };
-    const result = { interaction_id, classification: "action_shaped", confidence: 0.9, action_summary: draft.title, target_repo: "acme/api", draft_id: id, skipped_reason: null, status: "drafted", reason: null } as const;
+    const result = {
+      interaction_id,
+      classification: "action_shaped",
+      confidence: 0.9,
+      action_summary: draft.title,
+      target_repo: "acme/api",
+      draft_id: id,
+      skipped_reason: null,
+      status: "drafted",
+      reason: null,
+    } as const;
     return { record: { job, result, draft, follow_up: null, decided_at: new Date().toISOString() }, draft };
   };
   const opts = { suppressedUntil: null, ttlS: 60 };
@@ -60,7 +76,11 @@ describe("DraftClaim (Lua, real Redis)", () => {
     expect(intent.draft).toBeUndefined();
     expect(JSON.parse(intent.result!).draft_id).toBe(draft.id);
     const stored = await scope.redis.hgetall(r.drafts.key(draft.id));
-    expect({ state: stored.state, last_token: stored.last_token, title: stored.title }).toEqual({ state: "posting", last_token: "job-1@1", title: draft.title });
+    expect({ state: stored.state, last_token: stored.last_token, title: stored.title }).toEqual({
+      state: "posting",
+      last_token: "job-1@1",
+      title: draft.title,
+    });
     expect(await scope.redis.zscore(r.drafts.indexKey, draft.id)).not.toBeNull();
     expect(await r.rateLimit.inWindow()).toBe(1);
     // As read back through the store, the draft is what the claim answered.
@@ -72,7 +92,13 @@ describe("DraftClaim (Lua, real Redis)", () => {
     const { record, draft } = decision("job-2@1");
     await r.claim.claim(record, draft, opts, "job-2@1", Date.now());
     const again = decision("job-2@1");
-    const retry = await r.claim.claim({ ...again.record, result: record.result }, { ...again.draft, interaction_id: draft.interaction_id }, opts, "job-2@1", Date.now());
+    const retry = await r.claim.claim(
+      { ...again.record, result: record.result },
+      { ...again.draft, interaction_id: draft.interaction_id },
+      opts,
+      "job-2@1",
+      Date.now(),
+    );
     expect(retry.claim.outcome).toBe("resumed");
     expect(retry.fresh).toBeNull();
     const other = await r.claim.claim({ ...decision("job-3@1").record, result: record.result }, draft, opts, "job-3@1", Date.now());

@@ -2,7 +2,7 @@
 // write, those of several records one command), a failed effect leaves the others marked before its error
 // goes on, and a retry repeats only what failed.
 import { describe, expect, it } from "vitest";
-import { EffectLog } from "../../../src/margot/effects.js";
+import { EffectLog } from "../../../src/margot/store/effects.js";
 import { useRedisPrefix } from "../../helpers/scope.js";
 
 describe("EffectLog (real Redis)", () => {
@@ -89,7 +89,9 @@ describe("EffectLog (real Redis)", () => {
     });
     try {
       await Promise.all(logs.map((log, i) => log.run([["audit", async () => {}], ...(i === 0 ? [["notice", async () => {}] as const] : [])])));
-      await expect.poll(async () => Promise.all(keys.map(async (key) => (await scope.redis.hkeys(key)).sort()))).toEqual([["fx:audit", "fx:notice"], ["fx:audit"], ["fx:audit"]]);
+      await expect
+        .poll(async () => Promise.all(keys.map(async (key) => (await scope.redis.hkeys(key)).sort())))
+        .toEqual([["fx:audit", "fx:notice"], ["fx:audit"], ["fx:audit"]]);
       await expect.poll(() => sent).toEqual(["evalsha 3"]);
       // One time for the marks of one write.
       const times = await Promise.all(keys.map((key) => scope.redis.hget(key, "fx:audit")));

@@ -1,10 +1,10 @@
-// Issue 14: a research follow-up ("do another deep dive on Y") is its own outcome: one row in
+// A research follow-up ("do another deep dive on Y") is its own outcome: one row in
 // MARGOT_FOLLOW_UP_PATH for Pi-CEO to start the new research, ledger and audit rows, no draft.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FollowUpRow } from "../../../src/margot/follow-ups.js";
-import { FIXTURES, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
+import { FollowUpRow } from "../../../src/margot/store/follow-ups.js";
+import { FIXTURES, type MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 let s: MargotScope;
 useMargotScope((scope) => (s = scope));

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { MargotIntentResult } from "../../../src/margot/contract.js";
 import { enqueueResearchCompletion } from "../../../queues/margot-intent.js";
 import { lastJsonLine, runCli } from "../../helpers/cli.js";
-import { ACTION_BODY, INFORMATIONAL_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
+import { ACTION_BODY, INFORMATIONAL_BODY, type MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 let s: MargotScope;
 useMargotScope((scope) => (s = scope));
@@ -13,7 +13,9 @@ describe("one interaction, one decision", () => {
   it("enqueued twice at once (two CLI producers) → one job, one classification, one draft", async () => {
     await s.worker();
     const c = s.completion(ACTION_BODY);
-    const [a, b] = await Promise.all([0, 1].map(() => runCli(["enqueue", "margot-intent", "--completion", "-", "--wait"], s.env(), { input: JSON.stringify(c) })));
+    const [a, b] = await Promise.all(
+      [0, 1].map(() => runCli(["enqueue", "margot-intent", "--completion", "-", "--wait"], s.env(), { input: JSON.stringify(c) })),
+    );
     expect(a!.code, a!.stderr).toBe(0);
     expect(b!.code, b!.stderr).toBe(0);
     const ra = MargotIntentResult.parse(lastJsonLine(a!.stdout));
@@ -38,7 +40,13 @@ describe("one interaction, one decision", () => {
 
     await (await s.queue.getJob(`intent-${c.interaction_id}`))!.remove();
     const third = await s.submit(c);
-    expect(third).toMatchObject({ interaction_id: c.interaction_id, status: "duplicate", reason: "duplicate_interaction", draft_id: first.draft_id, classification: "action_shaped" });
+    expect(third).toMatchObject({
+      interaction_id: c.interaction_id,
+      status: "duplicate",
+      reason: "duplicate_interaction",
+      draft_id: first.draft_id,
+      classification: "action_shaped",
+    });
     expect(third.skipped_reason).toMatch(/already processed .*drafted, draft d-.*it is now posted/);
     expect(s.auditTypes(c.interaction_id)).toEqual(["margot_intent_classified", "margot_intent_drafted"]);
     expect(s.ledgerRows(c.interaction_id).map((r) => r.outcome)).toEqual(["drafted"]);
@@ -86,9 +94,43 @@ describe("one interaction, one decision", () => {
     const job = (await s.queue.getJob(jobId))!;
     // What the previous version's claim left when its worker died before creating the draft.
     const draftId = "d-0123456789ab";
-    const result = { interaction_id: c.interaction_id, classification: "action_shaped", confidence: 0.9, action_summary: "Replace the retry loop", target_repo: null, draft_id: draftId, skipped_reason: null, status: "drafted", reason: null };
-    const draft = { id: draftId, interaction_id: c.interaction_id, title: "Replace the retry loop", body: "the reviewed body", ticket: {}, target_repo: null, project: null, classification: "action_shaped", confidence: 0.9, channel: "local", created_at: new Date().toISOString() };
-    await s.redis.hset(`${s.prefix}:margot:intent:${c.interaction_id}`, "job", `${job.id}@${job.timestamp}`, "result", JSON.stringify(result), "draft", JSON.stringify(draft), "follow_up", "", "decided_at", new Date().toISOString());
+    const result = {
+      interaction_id: c.interaction_id,
+      classification: "action_shaped",
+      confidence: 0.9,
+      action_summary: "Replace the retry loop",
+      target_repo: null,
+      draft_id: draftId,
+      skipped_reason: null,
+      status: "drafted",
+      reason: null,
+    };
+    const draft = {
+      id: draftId,
+      interaction_id: c.interaction_id,
+      title: "Replace the retry loop",
+      body: "the reviewed body",
+      ticket: {},
+      target_repo: null,
+      project: null,
+      classification: "action_shaped",
+      confidence: 0.9,
+      channel: "local",
+      created_at: new Date().toISOString(),
+    };
+    await s.redis.hset(
+      `${s.prefix}:margot:intent:${c.interaction_id}`,
+      "job",
+      `${job.id}@${job.timestamp}`,
+      "result",
+      JSON.stringify(result),
+      "draft",
+      JSON.stringify(draft),
+      "follow_up",
+      "",
+      "decided_at",
+      new Date().toISOString(),
+    );
     await s.worker(s.localEnv());
     expect(await s.waitJob(jobId)).toMatchObject({ status: "drafted", draft_id: draftId });
     expect(await s.draft(draftId)).toMatchObject({ state: "posted", title: "Replace the retry loop", body: "the reviewed body" });

@@ -1,4 +1,4 @@
-// Issue 13, isolation between queues: a Margot body at the size limit is worked beside three
+// Isolation between queues (ADR 0017): a Margot body at the size limit is worked beside three
 // active Sandcastle runs in the same worker process (real Sandcastle, script agent, real git
 // repo) without starving their lock renewals — every run ends ok, the Margot job runs once —
 // and a body over the limit is refused at enqueue with a message naming the limit.

@@ -1,9 +1,9 @@
-// Issue 14: the kill switch reaches Margot. While it is on nothing is posted and no Linear issue
+// The kill switch reaches Margot. While it is on nothing is posted and no Linear issue
 // is created (the autonomy poller would turn one into a run); drafts and approvals wait and
 // proceed when it goes off; the review channel hears of it once.
 import { describe, expect, it } from "vitest";
 import { lastJsonLine, runCli, waitFor } from "../../helpers/cli.js";
-import { ACTION_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
+import { ACTION_BODY, type MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 let s: MargotScope;
 useMargotScope((scope) => (s = scope));

@@ -6,17 +6,31 @@ import { issueMarker, LinearIssues } from "../../../src/linear/issues.js";
 import { createLogger } from "../../../src/log.js";
 import { lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
 import { FakeLinear } from "../../helpers/fake-linear.js";
-import { ACTION_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
+import { ACTION_BODY, type MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 const log = createLogger("silent");
 let linear: FakeLinear;
 
 function client(opts: { timeoutMs?: number; apiKey?: string; team?: string } = {}): LinearIssues {
-  const graphql = new LinearGraphQL({ url: linear.url, apiKey: opts.apiKey ?? linear.apiKey, timeoutMs: opts.timeoutMs ?? 2000, log, baseDelayMs: 20, maxDelayMs: 100 });
+  const graphql = new LinearGraphQL({
+    url: linear.url,
+    apiKey: opts.apiKey ?? linear.apiKey,
+    timeoutMs: opts.timeoutMs ?? 2000,
+    log,
+    baseDelayMs: 20,
+    maxDelayMs: 100,
+  });
   return new LinearIssues({ client: graphql, team: opts.team ?? "RA", log });
 }
 
-const request = (interactionId = "int-linear-1") => ({ interactionId, title: "Add idempotency to the Stripe webhook handler", description: "# Add idempotency\n\nbody", projectName: "RestoreAssist" });
+const NONCE = "0123456789abcdef0123456789abcdef";
+const request = (interactionId = "int-linear-1", description = "# Add idempotency\n\nbody") => ({
+  interactionId,
+  markerNonce: NONCE,
+  title: "Add idempotency to the Stripe webhook handler",
+  description,
+  projectName: "RestoreAssist",
+});
 
 beforeEach(async () => {
   linear = await new FakeLinear().start();
@@ -32,7 +46,9 @@ describe("Linear client", () => {
     expect(created).toBe(true);
     expect(linear.issues).toHaveLength(1);
     expect(issue).toMatchObject({ identifier: "RA-1", id: linear.issues[0]!.id });
-    expect(linear.calls.filter((c) => c.startsWith("MargotIssue"))).toEqual(["MargotIssueByMarker", "MargotIssueCreate", "MargotIssueByMarker", "MargotIssueCreate"]);
+    expect(linear.calls.filter((c) => c.startsWith("MargotIssue"))).toEqual([
+      "MargotIssueByMarker", "MargotIssueCreate", "MargotIssueByMarker", "MargotIssueCreate",
+    ]);
   });
 
   it("a create that times out (but happened) is not repeated: the retry finds the issue by its marker", async () => {
@@ -42,7 +58,7 @@ describe("Linear client", () => {
     expect(linear.issues).toHaveLength(1);
     expect(linear.count("MargotIssueCreate")).toBe(1);
     expect(issue.identifier).toBe("RA-1");
-    expect(linear.issues[0]!.description).toContain(issueMarker("int-linear-1"));
+    expect(linear.issues[0]!.description.trimEnd().endsWith(`\n${issueMarker("int-linear-1", NONCE)}`)).toBe(true);
   });
 
   it("an issue that already carries the interaction's marker is returned, never created again", async () => {
@@ -52,6 +68,21 @@ describe("Linear client", () => {
     expect(linear.issues).toHaveLength(1);
     // A different interaction whose id extends the first one's is another issue.
     await client().createOnce(request("int-linear-10"));
+    expect(linear.issues).toHaveLength(2);
+  });
+
+  it("an issue that holds the marker anywhere but its last line is not the interaction's: its own issue is created", async () => {
+    // Another interaction's issue quotes research text that holds this interaction's exact marker (ADR 0040).
+    const marker = issueMarker("int-victim", NONCE);
+    const other = await client().createOnce(request("int-attacker", `# Attacker\n\n\`\`\`text\n│ ${marker}\n\`\`\`\n\n${marker}\n\nmore text`));
+    expect(linear.issues[0]!.description).toContain(marker);
+    const victim = await client().createOnce(request("int-victim"));
+    expect(victim.created).toBe(true);
+    expect(victim.issue.id).not.toBe(other.issue.id);
+    expect(linear.issues).toHaveLength(2);
+    // Its own marker, last, finds it again (trailing blank lines or spaces aside).
+    linear.issues[1]!.description = `${linear.issues[1]!.description.trimEnd()}  \n\n`;
+    expect(await client().createOnce(request("int-victim"))).toEqual({ issue: victim.issue, created: false });
     expect(linear.issues).toHaveLength(2);
   });
 
@@ -111,7 +142,11 @@ describe("Linear through the worker", () => {
     s.linear.failNext("MargotTeams", 1, 503);
     const react = await runCli(["drafts", "react", result.draft_id!, "approve"], s.localEnv(), { timeoutMs: 60_000 });
     expect(react.code, react.stderr).toBe(0);
-    expect(lastJsonLine(react.stdout)).toMatchObject({ changed: true, state: "approved", accepted: { draft_id: result.draft_id, linear_issue_identifier: "RA-1" } });
+    expect(lastJsonLine(react.stdout)).toMatchObject({
+      changed: true,
+      state: "approved",
+      accepted: { draft_id: result.draft_id, linear_issue_identifier: "RA-1" },
+    });
     expect(s.linear.issues).toHaveLength(1);
     await waitFor(() => s.ledgerRows(c.interaction_id).length === 2, 5000);
     expect(s.auditTypes(c.interaction_id).filter((t) => t === "margot_intent_accepted")).toHaveLength(1);

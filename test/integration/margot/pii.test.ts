@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../../helpers/cli.js";
 import { reactionUpdate } from "../../helpers/fake-telegram.js";
-import { MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
+import { type MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 const SENSITIVE = {
   email: "jane.doe@acmeplumbing.com.au",
@@ -42,7 +42,9 @@ describe("PII redaction", () => {
     await waitFor(() => s.ledgerRows(c.interaction_id).length === 2, 5000);
 
     const outbound = [...s.telegram.raw, ...s.linear.raw].join("\n");
-    const stored = [readFileSync(s.ledgerPath, "utf8"), readFileSync(s.auditPath, "utf8"), JSON.stringify(result), JSON.stringify(await s.drafts.list())].join("\n");
+    const stored = [readFileSync(s.ledgerPath, "utf8"), readFileSync(s.auditPath, "utf8"), JSON.stringify(result), JSON.stringify(await s.drafts.list())].join(
+      "\n",
+    );
     for (const [kind, value] of Object.entries(SENSITIVE)) {
       expect(outbound, kind).not.toContain(value);
       expect(outbound.toLowerCase(), kind).not.toContain(value.toLowerCase());

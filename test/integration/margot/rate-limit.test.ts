@@ -2,9 +2,9 @@
 // and two worker processes racing never post a 6th draft inside a window.
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { DraftRateLimit } from "../../../src/margot/rate-limit.js";
+import { DraftRateLimit } from "../../../src/margot/store/rate-limit.js";
 import { lastJsonLine, runCli, waitFor } from "../../helpers/cli.js";
-import { ACTION_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
+import { ACTION_BODY, type MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 import { redisUrl, useRedisPrefix } from "../../helpers/scope.js";
 
 describe("DraftRateLimit (Lua, real Redis)", () => {
@@ -14,7 +14,9 @@ describe("DraftRateLimit (Lua, real Redis)", () => {
     const conns = Array.from({ length: 5 }, () => new Redis(redisUrl()));
     try {
       const now = Date.now();
-      const decisions = await Promise.all(Array.from({ length: 50 }, (_, i) => new DraftRateLimit(conns[i % 5]!, scope.prefix, 5, 60_000).acquire(`d-${i}`, now + i)));
+      const decisions = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => new DraftRateLimit(conns[i % 5]!, scope.prefix, 5, 60_000).acquire(`d-${i}`, now + i)),
+      );
       expect(decisions.filter((d) => d.granted)).toHaveLength(5);
       const queued = decisions.filter((d) => !d.granted) as Array<{ number: number; releaseAt: number }>;
       expect(queued.map((d) => d.number).sort((a, b) => a - b)).toEqual(Array.from({ length: 45 }, (_, i) => i + 6));
@@ -61,7 +63,10 @@ describe("two workers racing the rate limit", () => {
     expect(s.telegram.drafts()).toHaveLength(5);
     const queuedNotices = s.telegram.notices().filter((n) => /queued, posts at/.test(n.text));
     expect(queuedNotices.map((n) => /^draft (\d+) of 5/.exec(n.text)?.[1]).sort()).toEqual(["6", "7", "8"]);
-    const list = lastJsonLine((await runCli(["drafts", "list", "--json"], env)).stdout) as { drafts: Array<{ state: string }>; rate_limit: { in_window: number; waiting: number } };
+    const list = lastJsonLine((await runCli(["drafts", "list", "--json"], env)).stdout) as {
+      drafts: Array<{ state: string }>;
+      rate_limit: { in_window: number; waiting: number };
+    };
     expect(list.rate_limit).toMatchObject({ in_window: 5, waiting: 3, max: 5 });
     expect(list.drafts.filter((d) => d.state === "queued")).toHaveLength(3);
     // Nothing more posts while the window holds 5.

@@ -9,13 +9,14 @@ import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { enqueueResearchCompletion, MARGOT_INTENT_QUEUE } from "../../../queues/margot-intent.js";
-import { CompletionTailer } from "../../../src/margot/completion-tailer.js";
+import { CompletionTailer } from "../../../src/margot/bridge/completion-tailer.js";
 import type { MargotResearchCompletion } from "../../../src/margot/contract.js";
 import { runCli, waitFor } from "../../helpers/cli.js";
-import { INFORMATIONAL_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
+import { INFORMATIONAL_BODY, type MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 import { deletePrefix, redisUrl, tempDir, uniquePrefix } from "../../helpers/scope.js";
 
-const line = (id: string) => `${JSON.stringify({ interaction_id: id, body: INFORMATIONAL_BODY, originated_at: "2026-09-17T03:04:05Z", originating_session_id: "s-1" })}\n`;
+const line = (id: string) =>
+  `${JSON.stringify({ interaction_id: id, body: INFORMATIONAL_BODY, originated_at: "2026-09-17T03:04:05Z", originating_session_id: "s-1" })}\n`;
 
 describe("completion tailer (in-process)", () => {
   let prefix: string;
@@ -101,7 +102,14 @@ describe("completion tailer (in-process)", () => {
   });
 
   it("a malformed line is skipped with a logged reason; the lines after it still go through", async () => {
-    writeFileSync(path, line("m-1") + "this is not json\n" + `${JSON.stringify({ interaction_id: "m-bad", body: "" })}\n` + `${JSON.stringify({ interaction_id: "has:colon", body: "x", originated_at: "2026-09-17T03:04:05Z", originating_session_id: "s" })}\n` + line("m-2"));
+    writeFileSync(
+      path,
+      line("m-1") +
+        "this is not json\n" +
+        `${JSON.stringify({ interaction_id: "m-bad", body: "" })}\n` +
+        `${JSON.stringify({ interaction_id: "has:colon", body: "x", originated_at: "2026-09-17T03:04:05Z", originating_session_id: "s" })}\n` +
+        line("m-2"),
+    );
     const t = tailer();
     await waitFor(() => t.stats.enqueued === 2 && t.stats.skipped === 3, 5000);
     expect(calls).toEqual(["m-1", "m-2"]);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { lastJsonLine, runCli, waitFor } from "../../helpers/cli.js";
 import { reactionUpdate } from "../../helpers/fake-telegram.js";
-import { ACTION_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
+import { ACTION_BODY, type MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 let s: MargotScope;
 useMargotScope((scope) => (s = scope));
@@ -19,7 +19,14 @@ describe("draft timers", () => {
     expect(expired.decided_by).toBe("timer");
     await waitFor(() => s.ledgerRows(c.interaction_id).length === 2, 5000);
     expect(s.ledgerRows(c.interaction_id).map((r) => r.outcome)).toEqual(["drafted", "expired"]);
-    expect(s.auditRows().find((r) => r.type === "margot_intent_expired")).toEqual({ ts: expect.any(String), seq: expect.any(Number), prev: expect.any(String), type: "margot_intent_expired", interaction_id: c.interaction_id, draft_id: result.draft_id });
+    expect(s.auditRows().find((r) => r.type === "margot_intent_expired")).toEqual({
+      ts: expect.any(String),
+      seq: expect.any(Number),
+      prev: expect.any(String),
+      type: "margot_intent_expired",
+      interaction_id: c.interaction_id,
+      draft_id: result.draft_id,
+    });
     await waitFor(() => s.telegram.notices().some((n) => /expired/.test(n.text)), 5000);
     expect(s.linear.issues).toHaveLength(0);
   });
@@ -54,7 +61,9 @@ describe("draft timers", () => {
     // The state is recorded first, then the expiry job is removed (ADR 0004).
     await waitFor(async () => (await s.queue.getJob(`expire-${draftId}-0`)) === undefined, 5000, () => "the expiry job to be removed");
     expect(Date.parse(deferred.resurface_at!) - Date.parse(deferred.deferred_at!)).toBe(8000);
-    const list = lastJsonLine((await runCli(["drafts", "list", "--json"], s.env())).stdout) as { drafts: Array<{ id: string; state: string; resurface_at: string }> };
+    const list = lastJsonLine((await runCli(["drafts", "list", "--json"], s.env())).stdout) as {
+      drafts: Array<{ id: string; state: string; resurface_at: string }>;
+    };
     expect(list.drafts[0]).toMatchObject({ id: draftId, state: "deferred", resurface_at: deferred.resurface_at });
 
     // It comes back: posted again (a new message), generation 1, a fresh expiry clock.

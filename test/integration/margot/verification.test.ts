@@ -1,13 +1,13 @@
-// The seed's "Verification" list (margot-sandcastle-bridge, items 2–9; 1 is the build), each as
-// written there, through real worker processes, a real Redis, and local servers that speak the
-// Telegram Bot API and Linear GraphQL.
+// The Margot bridge's verification, checks 2–9 as numbered below (1, compile + import, is
+// test/unit/foundation/compile-smoke.test.ts), through real worker processes, a real Redis, and
+// local servers that speak the Telegram Bot API and Linear GraphQL.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { MargotIntentResult } from "../../../src/margot/contract.js";
 import { lastJsonLine, runCli, waitFor } from "../../helpers/cli.js";
 import { reactionUpdate, replyUpdate } from "../../helpers/fake-telegram.js";
-import { ACTION_BODY, FIXTURES, INFORMATIONAL_BODY, MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
+import { ACTION_BODY, FIXTURES, INFORMATIONAL_BODY, type MargotScope, useMargotScope } from "../../helpers/margot-scope.js";
 
 interface Sample {
   id: string;
@@ -19,11 +19,13 @@ interface Sample {
 let s: MargotScope;
 useMargotScope((scope) => (s = scope));
 
-describe("seed verification", () => {
+describe("the Margot bridge's verification", () => {
   it("2. classification smoke: the 10 synthetic research outputs, ≥ 8/10 right with consistent confidence (10/10 here)", async () => {
     await s.worker();
     const samples = (JSON.parse(readFileSync(join(FIXTURES, "smoke.json"), "utf8")) as { samples: Sample[] }).samples;
-    expect(samples.map((x) => x.kind).sort()).toEqual(["action", "action", "action", "ambiguous", "ambiguous", "informational", "informational", "informational", "unknown", "unknown"]);
+    expect(samples.map((x) => x.kind).sort()).toEqual([
+      "action", "action", "action", "ambiguous", "ambiguous", "informational", "informational", "informational", "unknown", "unknown",
+    ]);
     const results = await Promise.all(samples.map((x) => s.submit(s.completion(x.body))));
     const right = results.filter((r, i) => r.classification === samples[i]!.expected).length;
     expect(right).toBeGreaterThanOrEqual(8);
@@ -69,7 +71,7 @@ describe("seed verification", () => {
     expect(s.linear.stateName(issue)).toBe("Ready for Pi-Dev");
     expect(issue.projectId).toBe("project-ra");
     expect(issue.description).toContain(`Approved by Founder via Telegram draft \`${draftId}\` on 20`);
-    expect(issue.description).toContain(`[margot-interaction:${c.interaction_id}]`);
+    expect(issue.description.trimEnd().endsWith(`\n[margot-interaction:${c.interaction_id}:${draft.marker_nonce}]`)).toBe(true);
 
     const accepted = s.auditRows().find((r) => r.type === "margot_intent_accepted")!;
     expect(accepted).toMatchObject({ interaction_id: c.interaction_id, draft_id: draftId, linear_issue_identifier: "RA-VERIFY-1", linear_issue_id: issue.id });
@@ -77,7 +79,14 @@ describe("seed verification", () => {
     await waitFor(() => s.ledgerRows(c.interaction_id).some((r) => r.outcome === "accepted"), 10_000);
     const ledger = s.ledgerRows(c.interaction_id);
     expect(ledger.map((r) => r.outcome)).toEqual(["drafted", "accepted"]);
-    expect(ledger[1]).toMatchObject({ interaction_id: c.interaction_id, classification: "action_shaped", confidence: result.confidence, outcome: "accepted", linear_issue_id: issue.id, draft_id: draftId });
+    expect(ledger[1]).toMatchObject({
+      interaction_id: c.interaction_id,
+      classification: "action_shaped",
+      confidence: result.confidence,
+      outcome: "accepted",
+      linear_issue_id: issue.id,
+      draft_id: draftId,
+    });
     expect(Object.keys(ledger[1]!).sort()).toEqual(["classification", "confidence", "draft_id", "interaction_id", "linear_issue_id", "outcome", "ts"]);
     // The channel hears the outcome, threaded under the draft.
     await waitFor(() => s.telegram.notices().some((n) => n.text.includes("RA-VERIFY-1")), 10_000);
@@ -95,7 +104,12 @@ describe("seed verification", () => {
     const draft = await s.waitState(result.draft_id!, "rejected");
     expect(draft.reject_reason).toBe("not this quarter");
     await waitFor(() => s.ledgerRows(c.interaction_id).some((r) => r.outcome === "rejected"), 10_000);
-    expect(s.auditRows().find((r) => r.type === "margot_intent_rejected")).toMatchObject({ interaction_id: c.interaction_id, draft_id: result.draft_id, reason: "not this quarter", rejected_by: "founder" });
+    expect(s.auditRows().find((r) => r.type === "margot_intent_rejected")).toMatchObject({
+      interaction_id: c.interaction_id,
+      draft_id: result.draft_id,
+      reason: "not this quarter",
+      rejected_by: "founder",
+    });
     expect(s.linear.count("MargotIssueCreate")).toBe(0);
     expect(s.linear.issues).toHaveLength(0);
     expect(s.ledgerRows(c.interaction_id).map((r) => r.outcome)).toEqual(["drafted", "rejected"]);
@@ -117,7 +131,17 @@ describe("seed verification", () => {
     expect(result).toMatchObject({ classification: "informational", status: "informational", draft_id: null, action_summary: null });
     expect(["not_action_shaped", "confidence_too_low"]).toContain(result.reason);
     expect(s.auditTypes(c.interaction_id)).toEqual(["margot_intent_classified"]);
-    expect(s.auditRows()[0]).toEqual({ ts: expect.any(String), seq: expect.any(Number), prev: expect.any(String), type: "margot_intent_classified", interaction_id: c.interaction_id, classification: "informational", confidence: result.confidence, status: "informational", reason: result.reason });
+    expect(s.auditRows()[0]).toEqual({
+      ts: expect.any(String),
+      seq: expect.any(Number),
+      prev: expect.any(String),
+      type: "margot_intent_classified",
+      interaction_id: c.interaction_id,
+      classification: "informational",
+      confidence: result.confidence,
+      status: "informational",
+      reason: result.reason,
+    });
     expect(s.telegram.sent).toHaveLength(0);
     expect(s.ledgerRows(c.interaction_id).map((r) => r.outcome)).toEqual(["informational"]);
     expect(await s.drafts.list()).toEqual([]);
@@ -141,7 +165,13 @@ describe("seed verification", () => {
       "The webhook handler in random/repo-not-in-portfolio double-processes events. We should add idempotency to the webhook handler in random/repo-not-in-portfolio by recording processed event ids, so that duplicates stop (target: 0 per month).",
     );
     const result = await s.submit(c);
-    expect(result).toMatchObject({ classification: "action_shaped", status: "rejected", reason: "repo_not_allowed", target_repo: "random/repo-not-in-portfolio", draft_id: null });
+    expect(result).toMatchObject({
+      classification: "action_shaped",
+      status: "rejected",
+      reason: "repo_not_allowed",
+      target_repo: "random/repo-not-in-portfolio",
+      draft_id: null,
+    });
     expect(s.auditRows().find((r) => r.type === "margot_intent_rejected")).toEqual({
       ts: expect.any(String),
       seq: expect.any(Number),
@@ -169,7 +199,10 @@ describe("seed verification", () => {
 
     // Visible, not silent: `drafts list` shows it queued with its release time, and the channel got one line.
     const list = await runCli(["drafts", "list", "--json"], s.env());
-    const listed = lastJsonLine(list.stdout) as { drafts: Array<{ id: string; state: string; release_at: string | null; draft_number: number }>; notices: Array<{ text: string }> };
+    const listed = lastJsonLine(list.stdout) as {
+      drafts: Array<{ id: string; state: string; release_at: string | null; draft_number: number }>;
+      notices: Array<{ text: string }>;
+    };
     const entry = listed.drafts.find((d) => d.id === queued.draft_id)!;
     expect(entry.state).toBe("queued");
     expect(entry.draft_number).toBe(6);

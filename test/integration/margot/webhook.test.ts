@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { lastJsonLine, runCli, waitFor } from "../../helpers/cli.js";
 import { reactionUpdate } from "../../helpers/fake-telegram.js";
-import { ACTION_BODY, MargotScope, WEBHOOK_SECRET, useMargotScope } from "../../helpers/margot-scope.js";
+import { ACTION_BODY, type MargotScope, WEBHOOK_SECRET, useMargotScope } from "../../helpers/margot-scope.js";
 
 let s: MargotScope;
 useMargotScope((scope) => (s = scope));
@@ -42,7 +42,11 @@ describe("telegram webhook", () => {
       expect(res.status, JSON.stringify(Object.keys(headers))).toBe(401);
     }
     // A multibyte header value sent raw (not URL-encoded) is refused as well.
-    const raw = await fetch(`${s.baseUrl}/telegram/webhook`, { method: "POST", headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": Buffer.from("sécret", "utf8").toString("latin1") }, body: JSON.stringify(update) });
+    const raw = await fetch(`${s.baseUrl}/telegram/webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": Buffer.from("sécret", "utf8").toString("latin1") },
+      body: JSON.stringify(update),
+    });
     expect(raw.status).toBe(401);
     await new Promise((r) => setTimeout(r, 300));
     expect(await snapshot(draftId)).toBe(before);

@@ -17,6 +17,8 @@ const settings = (patch: Partial<SandboxSettings> = {}): SandboxSettings => ({
   limits: { memory: "512m", cpus: 1, pids: 128 },
   deployment: "{test}@child",
   providers_dir: null,
+  network: null,
+  agent_idle_seconds: 600,
   ...patch,
 });
 
@@ -24,7 +26,16 @@ function configWith(repo: string, sandbox: string, sandboxSettings: SandboxSetti
   const config = {
     version: 1,
     run_id: `run-${Math.random().toString(36).slice(2, 10)}`,
-    request: { session_id: "s", env_manifest_name: "m", agent: "script", sandbox, dry_run: false, prompt_template_dir: join(FIXTURES, "commit-file"), branch: "agent/ctr", repo_workdir: repo },
+    request: {
+      session_id: "s",
+      env_manifest_name: "m",
+      agent: "script",
+      sandbox,
+      dry_run: false,
+      prompt_template_dir: join(FIXTURES, "commit-file"),
+      branch: "agent/ctr",
+      repo_workdir: repo,
+    },
     env: { ANTHROPIC_API_KEY: SECRET },
     ...(sandboxSettings ? { sandbox_settings: sandboxSettings } : {}),
   };

@@ -182,11 +182,33 @@ describe("sandcastle child: failures", () => {
     expect(out.last.result.message).toContain("request.branch");
   });
 
+  it("a repo_workdir that is not a git work tree, and one with no commit yet → invalid_payload saying which", async () => {
+    const template = join(FIXTURES, "commit-file");
+    const plain = tempDir("not-a-repo");
+    const unborn = tempDir("unborn");
+    git(unborn, "init", "-q", "-b", "main");
+    for (const [repo, says] of [
+      [plain, "is not a git work tree"],
+      [unborn, "has no commit yet (Sandcastle branches from HEAD)"],
+    ] as const) {
+      const request = { agent: "script", prompt_template_dir: template, branch: "agent/x", repo_workdir: repo, dry_run: true } as const;
+      const out = await runChild(writeConfig({ request }), { cwd: repo, home: makeHome() });
+      expectCleanFailure(out, "invalid_payload", 2);
+      expect(out.last.result.message).toBe(`request.repo_workdir: ${repo} ${says}`);
+    }
+  });
+
   it("a second child on a branch another child is working on fails at once; the first is unaffected", async () => {
     const repo = makeRepo();
     const home = makeHome();
     const out = tempDir("out");
-    const request = { agent: "script", prompt_template_dir: join(FIXTURES, "commit-file"), branch: "sandcastle/busy", repo_workdir: repo, dry_run: true } as const;
+    const request = {
+      agent: "script",
+      prompt_template_dir: join(FIXTURES, "commit-file"),
+      branch: "sandcastle/busy",
+      repo_workdir: repo,
+      dry_run: true,
+    } as const;
     const first = startChild(writeConfig({ request, env: { OUT_DIR: out } }), { cwd: repo, home });
     await waitFor(() => existsSync(join(out, "agent.pid")), 20_000, "the first agent to start");
 

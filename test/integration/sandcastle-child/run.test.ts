@@ -191,9 +191,16 @@ describe("sandcastle child: an agent that prints a lot", () => {
     const dir = tempDir("template");
     writeFileSync(join(dir, "prompt.md"), "go\n");
     // 20 000 lines of 30-odd bytes: 64 KiB reads end inside a line (and inside the secret) many times.
-    writeFileSync(join(dir, "agent.sh"), `#!/bin/sh\ncat > /dev/null\ni=0\nwhile [ $i -lt 20000 ]; do echo "n$i $MY_TOKEN"; i=$((i + 1)); done | cat\nhead -c 204800 /dev/zero | tr '\\0' 'w'\necho\necho after\n`, { mode: 0o755 });
+    writeFileSync(
+      join(dir, "agent.sh"),
+      `#!/bin/sh\ncat > /dev/null\ni=0\nwhile [ $i -lt 20000 ]; do echo "n$i $MY_TOKEN"; i=$((i + 1)); done | cat\nhead -c 204800 /dev/zero | tr '\\0' 'w'\necho\necho after\n`,
+      { mode: 0o755 },
+    );
     const secret = "sk-test-Zq8vN3bLxP0wRt7Y";
-    const config = writeConfig({ request: { agent: "script", prompt_template_dir: dir, branch: "sandcastle/cuts", repo_workdir: repo, dry_run: true }, env: { MY_TOKEN: secret } });
+    const config = writeConfig({
+      request: { agent: "script", prompt_template_dir: dir, branch: "sandcastle/cuts", repo_workdir: repo, dry_run: true },
+      env: { MY_TOKEN: secret },
+    });
 
     const out = await runChild(config, { cwd: repo, home: makeHome() });
 

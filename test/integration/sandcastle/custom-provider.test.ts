@@ -19,7 +19,7 @@ beforeEach(async () => {
   s = new RunScope();
   repo = join(s.dir.path, "repo");
   makeGitRepo(repo);
-  // The seed-style provider runs commands on this host: Sandcastle's `git config --global` lands in this HOME.
+  // The bind-mount provider (local-process) runs commands on this host: Sandcastle's `git config --global` lands in this HOME.
   home = join(s.dir.path, "home");
   mkdirSync(home);
   writeFileSync(join(s.outDir, "release"), ""); // commit-file's agent, given OUT_DIR, commits at once instead of waiting for it
@@ -42,8 +42,10 @@ async function runWait(request: object): Promise<{ code: number | null; stderr: 
 }
 
 describe("custom sandbox providers", { timeout: 120_000 }, () => {
-  it("custom:local-process (the seed's bind-mount example) runs a dry run end to end: ok, the commit on the branch", async () => {
-    const out = await runWait(s.request({ session_id: "custom-1", sandbox: "custom:local-process", prompt_template_dir: COMMIT_FILE, repo_workdir: repo, branch: "agent/custom-1" }));
+  it("custom:local-process (Sandcastle's bind-mount example) runs a dry run end to end: ok, the commit on the branch", async () => {
+    const out = await runWait(
+      s.request({ session_id: "custom-1", sandbox: "custom:local-process", prompt_template_dir: COMMIT_FILE, repo_workdir: repo, branch: "agent/custom-1" }),
+    );
     expect(out.code, out.stderr).toBe(0);
     expect(out.result).toMatchObject({ status: "ok", branch: "agent/custom-1", failure_reason: null });
     expect(out.result!.commits).toHaveLength(1);
@@ -52,8 +54,10 @@ describe("custom sandbox providers", { timeout: 120_000 }, () => {
     expect(s.auditRows().find((r) => r.type === "sandcastle_run_started")).toMatchObject({ sandbox: "custom:local-process" });
   });
 
-  it("custom:temp-dir (the seed's isolated example) runs a dry run end to end: the repository synced in, the commit synced out onto the branch", async () => {
-    const out = await runWait(s.request({ session_id: "custom-iso", sandbox: "custom:temp-dir", prompt_template_dir: COMMIT_FILE, repo_workdir: repo, branch: "agent/custom-iso" }));
+  it("custom:temp-dir (Sandcastle's isolated example) runs a dry run end to end: the repository synced in, the commit synced out onto the branch", async () => {
+    const out = await runWait(
+      s.request({ session_id: "custom-iso", sandbox: "custom:temp-dir", prompt_template_dir: COMMIT_FILE, repo_workdir: repo, branch: "agent/custom-iso" }),
+    );
     expect(out.code, out.stderr).toBe(0);
     expect(out.result).toMatchObject({ status: "ok", branch: "agent/custom-iso", failure_reason: null });
     expect(out.result!.commits).toHaveLength(1);

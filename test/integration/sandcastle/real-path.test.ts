@@ -2,7 +2,7 @@
 // session log, on the real library with the script agent. One worker and one repo for the whole
 // file (a worker start is seconds on a loaded machine); the SIGTERM case restarts it, the SIGKILL case comes last.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -114,14 +114,15 @@ describe("the real path", () => {
     const result = await enqueueWait(req);
     expect(result.status).toBe("ok");
     const lines = await sessionLines(String(req.session_id));
-    expect(lines).toContain("raw [REDACTED]");
-    expect(lines).toContain("json {\"key\":\"[REDACTED]\"}");
-    expect(lines).toContain("agent done");
+    // As `logs` shows them (ADR 0045): the agent's behind the gutter, ours at the margin; stored (log_tail), ours start with RS.
+    expect(lines).toContain("│ raw [REDACTED]");
+    expect(lines).toContain("│ json {\"key\":\"[REDACTED]\"}");
+    expect(lines).toContain("│ agent done");
     expect(lines.find((l) => l.startsWith("── run started on agent/real-"))).toBeDefined();
     expect(lines.at(-1)).toBe(`── run ok: ${result.message}`);
-    expect(result.log_tail.at(-1)).toBe(lines.at(-1));
+    expect(result.log_tail.at(-1)).toBe(`\u001e${lines.at(-1)}`);
     // No protocol JSON, no record marker
-    expect(lines.filter((l) => l.startsWith("{") || l.includes("\u001e") || l.includes('"type"'))).toEqual([]);
+    expect(lines.filter((l) => l.replace(/^│ /, "").startsWith("{") || l.includes("\u001e") || l.includes('"type"'))).toEqual([]);
   });
 
   it("the kill switch mid-run: one reason, the same in the result and at the end of the log", async () => {
@@ -135,7 +136,7 @@ describe("the real path", () => {
       expect(result).toMatchObject({ status: "killed", failure_reason: "kill_switch_mid_run" });
       const lines = await sessionLines(String(req.session_id));
       expect(lines.at(-1)).toMatch(/^── run killed \(kill_switch_mid_run\)/);
-      expect(result.log_tail.at(-1)).toBe(lines.at(-1));
+      expect(result.log_tail.at(-1)).toBe(`\u001e${lines.at(-1)}`);
       expect(lines.join("\n")).not.toContain("cancelled");
     } finally {
       await runCli(["killswitch", "off"], env());
@@ -151,10 +152,12 @@ describe("the real path", () => {
     const result = SandcastleRunResult.parse(lastJsonLine((await running).stdout));
     expect(result).toMatchObject({ status: "killed", failure_reason: "worker_shutdown" });
     expect((await s.queue.getJob(result.run_id))?.failedReason).toMatch(/^killed: worker_shutdown\b/);
-    expect(s.auditRows().filter((r) => r.run_id === result.run_id && r.type === "sandcastle_run_failed")).toEqual([expect.objectContaining({ failure_reason: "worker_shutdown" })]);
+    expect(s.auditRows().filter((r) => r.run_id === result.run_id && r.type === "sandcastle_run_failed")).toEqual([
+      expect.objectContaining({ failure_reason: "worker_shutdown" }),
+    ]);
     const lines = await sessionLines(String(req.session_id));
     expect(lines.at(-1)).toMatch(/^── run killed \(worker_shutdown\)/);
-    expect(result.log_tail.at(-1)).toBe(lines.at(-1));
+    expect(result.log_tail.at(-1)).toBe(`\u001e${lines.at(-1)}`);
     // The child was stopped as for a cancel; that word must not surface as a second reason.
     expect(lines.join("\n")).not.toContain("cancelled");
     expect(result.message).not.toContain("cancelled");
@@ -169,7 +172,10 @@ describe("the real path", () => {
 
     // cancelled, with a look at Sandcastle's log while the run is on: 0600 in the run's 0700 directory.
     forgetStart();
-    const cancelled = runCli(["enqueue", "sandcastle-run", "--request", "-", "--wait"], env(), { input: JSON.stringify(request({ MODE: "sleep" })), timeoutMs: 120_000 });
+    const cancelled = runCli(["enqueue", "sandcastle-run", "--request", "-", "--wait"], env(), {
+      input: JSON.stringify(request({ MODE: "sleep" })),
+      timeoutMs: 120_000,
+    });
     await waitFor(async () => runStarted(), 60_000);
     const [runDir] = readdirSync(s.configDir);
     expect(statSync(join(s.configDir, runDir!)).mode & 0o777).toBe(0o700);
@@ -187,8 +193,10 @@ describe("the real path", () => {
     await waitFor(async () => readdirSync(s.configDir).length > 0 && existsSync(join(s.configDir, `scq-run-${runId}`)), 5_000);
     worker = new CliProcess(["worker"], env());
     await worker.waitForOutput(/workers running/);
-    // A dead run's directory that appears after the start's sweep goes when the worker declares a run lost.
-    mkdirSync(join(s.configDir, "scq-run-run-00000000-0000-0000-0000-00000000dead"), { mode: 0o700 });
+    // A dead run's directory (this deployment's) that appears after the start's sweep goes when the worker declares a run lost.
+    const dead = join(s.configDir, "scq-run-run-00000000-0000-0000-0000-00000000dead");
+    mkdirSync(dead, { mode: 0o700 });
+    writeFileSync(join(dead, "deployment"), `${s.deployment}\n`);
     await waitFor(async () => (await s.queue.getJob(runId))?.failedReason !== undefined, 60_000);
     await waitFor(async () => readdirSync(s.configDir).length === 0, 10_000);
 

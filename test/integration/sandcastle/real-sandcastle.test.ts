@@ -36,8 +36,16 @@ async function runWait(request: object): Promise<SandcastleRunResult> {
 }
 
 describe("dry run on the real Sandcastle library", () => {
-  it("the seed's verification 2: ok, a branch, ≥1 commit in git, zero env-var names in the session log, ≥3 audit rows", async () => {
-    const request = s.request({ session_id: "verify-2", agent: "script", sandbox: "noSandbox", dry_run: true, prompt_template_dir: COMMIT_FILE, repo_workdir: repo, branch: "agent/verify-2" });
+  it("the dry-run check: ok, a branch, ≥1 commit in git, zero env-var names in the session log, ≥3 audit rows", async () => {
+    const request = s.request({
+      session_id: "verify-2",
+      agent: "script",
+      sandbox: "noSandbox",
+      dry_run: true,
+      prompt_template_dir: COMMIT_FILE,
+      repo_workdir: repo,
+      branch: "agent/verify-2",
+    });
     const result = await runWait(request);
     expect(result.status).toBe("ok");
     expect(result.branch).toBe("agent/verify-2");

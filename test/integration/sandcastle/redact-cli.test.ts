@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { cliEnv, runCli } from "../../helpers/cli.js";
 
 describe("redact command", () => {
-  it("redacts the seed's name rule, key shapes and PEM blocks line by line, and leaves other lines alone", async () => {
+  it("redacts env-var names followed by = or :, key shapes and PEM blocks line by line, and leaves other lines alone", async () => {
     const input = [
       "ANTHROPIC_API_KEY=sk-ant-fake-key-for-test",
       "plain line stays",

@@ -2,15 +2,16 @@
 // library (dry runs, script agent), real Redis and real directories. What is kept (ok, failed or timed out), its reap at its time, a
 // pin moving the one reap job, 0 = off sweeping, a request reaching into RUNS_DIR, and bad input. (Opening a sandbox: containers/sandbox-open.)
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Queue } from "bullmq";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newRunId, readRunResult, RUN_JOB, RUN_JOB_OPTIONS } from "../../../queues/index.js";
 import { reapDueAt, reapJobId, SANDBOX_RETENTION_QUEUE } from "../../../queues/sandbox-retention.js";
-import { DEFAULT_SANDBOX_IMAGE } from "../../../src/sandcastle/container-args.js";
+import { DEFAULT_SANDBOX_IMAGE } from "../../../src/sandcastle/containers/container-args.js";
 import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
-import { RetainedMeta } from "../../../src/sandcastle/retained-runs.js";
+import { RetainedMeta, writeMeta } from "../../../src/sandcastle/retention/retained-runs.js";
+import { ownIdentity } from "../../../src/process-identity.js";
 import { CliProcess, lastJsonLine, runCli, stopAllCli, waitFor } from "../../helpers/cli.js";
 import { makeGitRepo, RunScope, SECRET_VALUE } from "../../helpers/run-scope.js";
 
@@ -42,11 +43,18 @@ async function startWorker(extra: Record<string, string> = {}): Promise<CliProce
   return w;
 }
 
-async function run(branch: string, extra: Record<string, string> = {}, patch: Record<string, unknown> = {}, agentEnv: Record<string, string> = {}): Promise<SandcastleRunResult> {
+async function run(
+  branch: string,
+  extra: Record<string, string> = {},
+  patch: Record<string, unknown> = {},
+  agentEnv: Record<string, string> = {},
+): Promise<SandcastleRunResult> {
   const request = s.request({ prompt_template_dir: TEMPLATE, repo_workdir: repo, branch, ...patch }, agentEnv);
   const res = await runCli(["enqueue", "sandcastle-run", "--request", "-", "--wait"], env(extra), { input: JSON.stringify(request), timeoutMs: 120_000 });
   expect(res.code, res.stderr).toBe(0);
-  return SandcastleRunResult.parse(lastJsonLine(res.stdout));
+  const result = SandcastleRunResult.parse(lastJsonLine(res.stdout));
+  await s.keepSettled(result.run_id);
+  return result;
 }
 
 const dirOf = (runId: string) => join(s.runsDir, runId);
@@ -67,7 +75,10 @@ function grepFiles(dir: string, needle: string): string[] {
   }
 }
 
-/** What every ended run keeps (whatever its status): the workspace as the agent left it, the run's files, no transcript, no secret; one reap job at its end + window. */
+/**
+ * What every ended run keeps (whatever its status): the workspace as the agent left it, the run's files, no transcript,
+ * no secret; one reap job at its end + window.
+ */
 async function expectKept(result: SandcastleRunResult, branch: string): Promise<RetainedMeta> {
   const dir = dirOf(result.run_id);
   expect(mode(s.runsDir)).toBe(0o700);
@@ -91,12 +102,23 @@ async function expectKept(result: SandcastleRunResult, branch: string): Promise<
   expect(log).toContain("committed done.txt, left wip.txt");
   expect(log).toMatch(/key is \S*\[REDACTED/);
   expect(log).toContain(`── run ${result.status}`);
-  expect(SandcastleRunResult.parse(JSON.parse(readFileSync(join(job, "result.json"), "utf8")))).toMatchObject({ status: result.status, failure_reason: result.failure_reason });
+  expect(SandcastleRunResult.parse(JSON.parse(readFileSync(join(job, "result.json"), "utf8")))).toMatchObject({
+    status: result.status,
+    failure_reason: result.failure_reason,
+  });
   // No secret value anywhere in what is retained (the agent printed it; the log holds it redacted).
   expect(grepFiles(dir, SECRET_VALUE)).toEqual([]);
 
   const meta = metaOf(result.run_id);
-  expect(meta).toMatchObject({ run_id: result.run_id, branch, status: result.status, provider: "noSandbox", image: DEFAULT_SANDBOX_IMAGE, worktree_path: "/home/agent/workspace", pinned_until: null });
+  expect(meta).toMatchObject({
+    run_id: result.run_id,
+    branch,
+    status: result.status,
+    provider: "noSandbox",
+    image: DEFAULT_SANDBOX_IMAGE,
+    worktree_path: "/home/agent/workspace",
+    pinned_until: null,
+  });
   const due = await reapDueAt(s.redis, retention, result.run_id);
   expect(due).not.toBeNull();
   expect(Math.abs(due! - (Date.parse(meta.ended_at) + 24 * H))).toBeLessThan(5000);
@@ -119,7 +141,7 @@ describe("keep", () => {
     expect(listed.runs[0]).toMatchObject({ run_id: result.run_id, branch: "agent/keep", open: false, state: "23h left" });
     expect(listed.runs[0]!.bytes).toBeGreaterThan(0);
     const text = await runCli(["sandbox", "list"], env());
-    expect(text.stdout).toMatch(new RegExp(`^${result.run_id}  \\S+  agent/keep  [0-9.]+ KiB  23h left\\n$`));
+    expect(text.stdout).toMatch(new RegExp(`^${result.run_id}  \\S+  agent/keep  ok  [0-9.]+ KiB  23h left\\n$`));
 
     const status = await runCli(["status", "--json"], env());
     expect((JSON.parse(status.stdout) as { retained: unknown }).retained).toEqual({ count: 1, bytes: listed.runs[0]!.bytes, runs_dir: s.runsDir });
@@ -138,7 +160,9 @@ describe("keep, whatever the ending", () => {
     expect(timedOut).toMatchObject({ status: "timeout", failure_reason: "timeout" });
     expect(readFileSync(join(dirOf(timedOut.run_id), "job", "session.log"), "utf8")).toContain("── run timeout (timeout): timed out after 0.1 min");
     await expectKept(timedOut, "agent/keep-timeout");
-    expect((await retention.getJobs(["delayed", "waiting", "active"])).map((j) => j.id).sort()).toEqual([reapJobId(failed.run_id), reapJobId(timedOut.run_id)].sort());
+    expect((await retention.getJobs(["delayed", "waiting", "active"])).map((j) => j.id).sort()).toEqual(
+      [reapJobId(failed.run_id), reapJobId(timedOut.run_id)].sort(),
+    );
   }, 180_000);
 });
 
@@ -151,7 +175,9 @@ describe("a request reaching into RUNS_DIR", () => {
     const intruder = s.request({ prompt_template_dir: TEMPLATE, repo_workdir: workspace, branch: "agent/kept" });
     const refused = await runCli(["enqueue", "sandcastle-run", "--request", "-"], env(), { input: JSON.stringify(intruder) });
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toBe(`sandcastle-queue: invalid sandcastle-run request: repo_workdir: ${workspace} lies inside RUNS_DIR ${s.runsDir}: retained run workspaces are never mounted into another run\n`);
+    expect(refused.stderr).toBe(
+      `sandcastle-queue: invalid sandcastle-run request: repo_workdir: ${workspace} lies inside RUNS_DIR ${s.runsDir}: retained run workspaces are never mounted into another run\n`,
+    );
     expect(await s.queue.count()).toBe(0);
 
     const runId = newRunId();
@@ -179,7 +205,11 @@ describe("reap", () => {
     const dir = dirOf(result.run_id);
     expect(existsSync(dir)).toBe(true);
     const due = Date.parse(metaOf(result.run_id).ended_at) + 0.003 * H;
-    await waitFor(() => !existsSync(dir), 60_000, () => `${dir} removed`);
+    await waitFor(
+      () => !existsSync(dir),
+      60_000,
+      () => `${dir} removed`,
+    );
     expect(Date.now()).toBeGreaterThanOrEqual(due);
     const job = await retention.getJob(reapJobId(result.run_id));
     await waitFor(async () => (await job!.getState()) === "completed", 10_000);
@@ -240,27 +270,91 @@ describe("SANDBOX_RETENTION_HOURS=0", () => {
 });
 
 describe("boot sweep", () => {
-  it("removes unfinished (or cut short) directories of runs not active, never what is not named like a run, and re-makes a lost reap job at the run's expiry", async () => {
+  it("removes this deployment's unfinished (or cut short) directories of runs not active, never what is not named like a run nor what it cannot show is its own, and re-makes a lost reap job at the run's expiry", async () => {
     const w = await startWorker();
     const result = await run("agent/sweep");
     const ended = Date.parse(metaOf(result.run_id).ended_at);
     await w.stop();
-    // A Redis that lost its jobs; a run that died before it was retained; an operator's own file.
+    // A Redis that lost its jobs; a run of ours that died before it was retained; an operator's own file.
     await (await retention.getJob(reapJobId(result.run_id)))!.remove();
+    // Retained before directories were marked (an older version): its run's job in our Redis shows it is ours.
+    rmSync(join(dirOf(result.run_id), "deployment"));
+    const ours = (path: string) => writeFileSync(join(path, "deployment"), `${s.deployment}\n`);
     const unfinished = dirOf("run-00000000-0000-4000-8000-00000000abcd");
     mkdirSync(join(unfinished, "job"), { recursive: true });
     writeFileSync(join(unfinished, "job", "session.log"), "half a run\n");
+    ours(unfinished);
     mkdirSync(join(s.runsDir, "notes"));
     const cutShort = dirOf("run-00000000-0000-4000-8000-00000000abce");
     mkdirSync(cutShort);
     writeFileSync(join(cutShort, "retained.json"), '{"run_id": "run-0');
+    ours(cutShort);
+    // Unmarked, of a run this Redis does not know, and young: maybe an older version's live run, so left.
+    const unknown = dirOf("run-00000000-0000-4000-8000-00000000abcf");
+    mkdirSync(join(unknown, "job"), { recursive: true });
+    // Retained and unmarked, of a run this Redis does not know: whose it is cannot be shown, so it is left, long expired or not.
+    const unowned = "run-00000000-0000-4000-8000-00000000abd0";
+    cpSync(dirOf(result.run_id), dirOf(unowned), { recursive: true });
+    writeFileSync(
+      join(dirOf(unowned), "retained.json"),
+      JSON.stringify({ ...metaOf(result.run_id), run_id: unowned, ended_at: new Date(ended - 30 * D).toISOString() }),
+    );
 
-    await startWorker();
+    const w2 = await startWorker();
     expect(existsSync(unfinished)).toBe(false);
     expect(existsSync(cutShort)).toBe(false);
+    expect(existsSync(unknown)).toBe(true);
     expect(existsSync(join(s.runsDir, "notes"))).toBe(true);
     expect(existsSync(dirOf(result.run_id))).toBe(true);
+    expect(readFileSync(join(dirOf(result.run_id), "deployment"), "utf8")).toBe(`${s.deployment}\n`);
     expect(Math.abs((await reapDueAt(s.redis, retention, result.run_id))! - (ended + 24 * H))).toBeLessThan(1000);
+    expect(existsSync(dirOf(unowned))).toBe(true);
+    expect(await retention.getJob(reapJobId(unowned))).toBeUndefined();
+    await w2.waitForOutput(/left retained run workspaces that name no deployment/);
+    expect(w2.stderr).toContain(unowned);
+    const list = JSON.parse((await runCli(["sandbox", "list", "--json"], env())).stdout) as { runs: Array<{ run_id: string }> };
+    expect(list.runs.map((r) => r.run_id)).toEqual([result.run_id]);
+    const pin = await runCli(["sandbox", "pin", unowned], env());
+    expect(pin.code).toBe(1);
+    expect(pin.stderr).toBe(
+      `sandcastle-queue: ${unowned} was retained before deployments were marked, by a run this deployment's Redis does not know: pin or open it with the settings of the deployment that ran it\n`,
+    );
+  }, 180_000);
+});
+
+describe("a workspace kept after its run's result (ADR 0051)", () => {
+  it("the CLI waits for a run being kept and then lists and pins it; a boot sweep leaves it while its keeper runs, and removes it once its keeper is dead", async () => {
+    const w = await startWorker();
+    const result = await run("agent/keeper");
+    const meta = metaOf(result.run_id);
+    await w.stop();
+    // The same run as its worker holds it between the result and retained.json: this test's process is the keeper.
+    const being = "run-00000000-0000-4000-8000-00000000abd1";
+    cpSync(dirOf(result.run_id), dirOf(being), { recursive: true });
+    rmSync(join(dirOf(being), "retained.json"));
+    writeFileSync(join(dirOf(being), ".keeping"), `${ownIdentity()}\n`);
+    // A keeper that died mid-copy: this process's name with another start time is a process that no longer runs.
+    const dead = "run-00000000-0000-4000-8000-00000000abd2";
+    cpSync(dirOf(being), dirOf(dead), { recursive: true });
+    writeFileSync(join(dirOf(dead), ".keeping"), `${ownIdentity().replace(/ \d+$/, " 1")}\n`);
+
+    const w2 = await startWorker();
+    expect(existsSync(dirOf(dead))).toBe(false);
+    expect(existsSync(join(dirOf(being), "workspace"))).toBe(true);
+    // `sandbox pin` and `sandbox list` wait for it, as an operator who read the result at once would.
+    let answered = false;
+    const pinning = runCli(["sandbox", "pin", being], env()).finally(() => (answered = true));
+    const listing = runCli(["sandbox", "list", "--json"], env());
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(answered).toBe(false);
+    await writeMeta(s.runsDir, { ...meta, run_id: being });
+    rmSync(join(dirOf(being), ".keeping"));
+    const pin = await pinning;
+    expect(pin.code, pin.stderr).toBe(0);
+    expect(pin.stdout).toMatch(new RegExp(`^${being} pinned until `));
+    const list = JSON.parse((await listing).stdout) as { runs: Array<{ run_id: string }> };
+    expect(list.runs.map((r) => r.run_id).sort()).toEqual([result.run_id, being].sort());
+    await w2.stop();
   }, 180_000);
 });
 
@@ -273,10 +367,14 @@ describe("bad input", () => {
     }
     const unknown = await runCli(["sandbox", "pin", "run-00000000-0000-4000-8000-000000000000"], env());
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toBe("sandcastle-queue: run-00000000-0000-4000-8000-000000000000 is not retained (unknown run, or its workspace was already reaped): sandcastle-queue sandbox list shows what is\n");
+    expect(unknown.stderr).toBe(
+      "sandcastle-queue: run-00000000-0000-4000-8000-000000000000 is not retained (unknown run, or its workspace was already reaped): sandcastle-queue sandbox list shows what is\n",
+    );
     // No terminal is the first refusal, whatever else is wrong.
     const noTty = await runCli(["sandbox", "open", "../../etc", "--publish", "0.0.0.0:80:80"], env());
     expect(noTty.code).toBe(1);
-    expect(noTty.stderr).toBe("sandcastle-queue: sandbox open needs a terminal: it starts an interactive shell, so stdin and stdout must be a TTY (not a pipe, a script or CI)\n");
+    expect(noTty.stderr).toBe(
+      "sandcastle-queue: sandbox open needs a terminal: it starts an interactive shell, so stdin and stdout must be a TTY (not a pipe, a script or CI)\n",
+    );
   }, 60_000);
 });

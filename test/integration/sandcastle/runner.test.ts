@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseJsonl } from "../../../src/audit/jsonl-appender.js";
 import { NAME_RULE } from "../../../src/redact/index.js";
-import { childCommand } from "../../../src/sandcastle/child-command.js";
+import { childCommand } from "../../../src/sandcastle/worker/child-command.js";
 import type { SandcastleRunRequestInput } from "../../../src/sandcastle/contract.js";
-import { groupAlive } from "../../../src/sandcastle/process-tree.js";
+import { groupAlive } from "../../../src/sandcastle/worker/process-tree.js";
 import { processAlive } from "../../../src/redis/process-alive.js";
 import { RunHarness } from "../../helpers/run-harness.js";
 import { waitFor } from "../../helpers/cli.js";
@@ -25,14 +25,14 @@ const configFiles = () => readdirSync(h.configDir);
 const started = (runId: string) => join(h.outDir, `started-${runId}`);
 
 describe("secrets", () => {
-  it("strips the seed's ANTHROPIC_API_KEY line and every form of the run's secret from the session log, the result and the audit", async () => {
+  it("strips an ANTHROPIC_API_KEY=… line and every form of the run's secret from the session log, the result and the audit", async () => {
     const req = h.request({ extra_env: { FAKE_MODE: "secret" } });
     const result = await h.run(req);
     expect(result.status).toBe("ok");
     const stored = await h.sessionLog(req.session_id);
     expect(stored.length).toBeGreaterThanOrEqual(5);
     const everything = [stored.join("\n"), JSON.stringify(result), readFileSync(h.auditPath, "utf8")].join("\n");
-    // The seed's grep: zero env-var names followed by = or :
+    // The session-log check: zero env-var names followed by = or :
     expect(everything.match(new RegExp(NAME_RULE.source, "g")) ?? []).toEqual([]);
     expect(everything).not.toMatch(/[A-Z_]+_(KEY|TOKEN|SECRET|PASSWORD)\s*[=:]/);
     expect(everything).not.toContain(SECRET());
@@ -99,7 +99,7 @@ describe("child output", () => {
   it("non-JSON output without run_complete ends failed / no_result with the exit code", async () => {
     const result = await h.run(h.request({ extra_env: { FAKE_MODE: "non-json" } }));
     expect(result).toMatchObject({ status: "failed", failure_reason: "no_result", exit_code: 0 });
-    expect(result.log_tail).toEqual(["{not json at all", "just words", `── run failed (no_result): ${result.message}`]);
+    expect(result.log_tail).toEqual(["{not json at all", "just words", `\u001e── run failed (no_result): ${result.message}`]);
   });
 
   it("an invalid run_complete ends failed / bad_result naming the field", async () => {
@@ -116,7 +116,11 @@ describe("child output", () => {
   it("a repo_workdir that does not exist is named as such, and nothing is launched", async () => {
     const missing = join(h.dir.path, "no-such-repo");
     const result = await h.run(h.request({ repo_workdir: missing, extra_env: { FAKE_MODE: "ok" } }));
-    expect(result).toMatchObject({ status: "failed", failure_reason: "invalid_payload", message: `repo_workdir ${missing} does not exist on this worker: the run starts in it` });
+    expect(result).toMatchObject({
+      status: "failed",
+      failure_reason: "invalid_payload",
+      message: `repo_workdir ${missing} does not exist on this worker: the run starts in it`,
+    });
     expect(readdirSync(h.outDir)).toEqual([]);
     expect(configFiles()).toEqual([]);
   });
@@ -128,7 +132,10 @@ describe("child output", () => {
     const why = "retained run workspaces are never mounted into another run";
     const cases: Array<[Partial<SandcastleRunRequestInput>, string]> = [
       [{ repo_workdir: join(retained, "workspace") }, `repo_workdir ${retained}/workspace lies inside RUNS_DIR ${h.runsDir}: ${why}`],
-      [{ prompt_template_dir: join(h.dir.path, "link-to-run", "job") }, `prompt_template_dir ${h.dir.path}/link-to-run/job lies inside RUNS_DIR ${h.runsDir} (it resolves to ${retained}/job, RUNS_DIR to ${h.runsDir}): ${why}`],
+      [
+        { prompt_template_dir: join(h.dir.path, "link-to-run", "job") },
+        `prompt_template_dir ${h.dir.path}/link-to-run/job lies inside RUNS_DIR ${h.runsDir} (it resolves to ${retained}/job, RUNS_DIR to ${h.runsDir}): ${why}`,
+      ],
     ];
     for (const [patch, message] of cases) {
       let spawned = false;
@@ -156,7 +163,7 @@ describe("child output", () => {
     expect(result.status).toBe("ok");
     expect(result.log_tail).toHaveLength(50);
     // The run's one ending closes the log (the child's run_complete record is not shown)
-    expect(result.log_tail.at(-1)).toBe("── run ok");
+    expect(result.log_tail.at(-1)).toBe("\u001e── run ok");
     expect(result.log_tail[0]).toContain("***=[REDACTED]");
   });
 });

@@ -2,7 +2,7 @@
 import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { StreamAppender } from "../../../src/redis/stream-appender.js";
-import { compareStreamIds, readSessionLog, sessionLogKey, sessionLogSink } from "../../../src/sandcastle/session-log.js";
+import { compareStreamIds, readSessionLog, sessionLogKey, sessionLogSink } from "../../../src/session-log/session-log.js";
 import { deletePrefix, redisUrl, uniquePrefix } from "../../helpers/scope.js";
 
 const prefix = uniquePrefix();

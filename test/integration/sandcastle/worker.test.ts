@@ -1,11 +1,10 @@
 // The sandcastle-run queue through real worker processes and the CLI.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
 import { CLI, CliProcess, lastJsonLine, runCli, stopAllCli, waitFor, type CliResult } from "../../helpers/cli.js";
 import { execFileSync, spawn } from "node:child_process";
-import { resolve } from "node:path";
 import { makeGitRepo, RunScope, SECRET_VALUE } from "../../helpers/run-scope.js";
 
 const LONG_SLEEP = resolve(import.meta.dirname, "../../fixtures/sandcastle/long-sleep");
@@ -33,8 +32,14 @@ async function startWorker(extra: Record<string, string> = {}): Promise<CliProce
   return w;
 }
 
-async function enqueue(request: object, wait = true): Promise<{ jobLine: { job_id?: string }; result: SandcastleRunResult | null; code: number | null; stderr: string }> {
-  const res = await runCli(["enqueue", "sandcastle-run", "--request", "-", ...(wait ? ["--wait"] : [])], s.env(), { input: JSON.stringify(request), timeoutMs: 60_000 });
+async function enqueue(
+  request: object,
+  wait = true,
+): Promise<{ jobLine: { job_id?: string }; result: SandcastleRunResult | null; code: number | null; stderr: string }> {
+  const res = await runCli(["enqueue", "sandcastle-run", "--request", "-", ...(wait ? ["--wait"] : [])], s.env(), {
+    input: JSON.stringify(request),
+    timeoutMs: 60_000,
+  });
   const lines = res.stdout.trim().split("\n");
   const first = JSON.parse(lines[0] ?? "{}") as { job_id?: string };
   const last = lines.length > 1 || !("job_id" in first) ? SandcastleRunResult.safeParse(lastJsonLine(res.stdout)) : null;
@@ -79,14 +84,25 @@ describe("sandcastle-run worker", () => {
     expect(logs.stdout.split("\n").length).toBeGreaterThan(3);
     const job = await s.queue.getJob(id);
     const jobLogs = await s.queue.getJobLogs(id);
-    const stored = [JSON.stringify(job?.data), JSON.stringify(job?.returnvalue), jobLogs.logs.join("\n"), logs.stdout, readFileSync(s.auditPath, "utf8")].join("\n");
+    const stored = [JSON.stringify(job?.data), JSON.stringify(job?.returnvalue), jobLogs.logs.join("\n"), logs.stdout, readFileSync(s.auditPath, "utf8")].join(
+      "\n",
+    );
     expect(stored).not.toContain(SECRET_VALUE);
     expect(stored).not.toMatch(/[A-Z_]+_(KEY|TOKEN|SECRET|PASSWORD)\s*[=:]/);
     // And nothing anywhere in this test's Redis keys.
     const keys = await s.redis.keys(`${s.prefix}*`);
     for (const key of keys) {
       const type = await s.redis.type(key);
-      const dump = type === "string" ? await s.redis.get(key) : type === "hash" ? JSON.stringify(await s.redis.hgetall(key)) : type === "list" ? JSON.stringify(await s.redis.lrange(key, 0, -1)) : type === "stream" ? JSON.stringify(await s.redis.xrange(key, "-", "+")) : "";
+      const dump =
+        type === "string"
+          ? await s.redis.get(key)
+          : type === "hash"
+            ? JSON.stringify(await s.redis.hgetall(key))
+            : type === "list"
+              ? JSON.stringify(await s.redis.lrange(key, 0, -1))
+              : type === "stream"
+                ? JSON.stringify(await s.redis.xrange(key, "-", "+"))
+                : "";
       expect(dump ?? "", key).not.toContain(SECRET_VALUE);
     }
   });
@@ -172,7 +188,9 @@ describe("sandcastle-run worker", () => {
     let cancel: CliResult;
     try {
       expect(res.stdout.trim().split("\n")).toHaveLength(1);
-      expect(res.stderr.trim().split("\n")).toEqual([expect.stringMatching(new RegExp(`^sandcastle-queue: gave up waiting after 3 s: job ${runId} is still active and will finish; `))]);
+      expect(res.stderr.trim().split("\n")).toEqual([
+        expect.stringMatching(new RegExp(`^sandcastle-queue: gave up waiting after 3 s: job ${runId} is still active and will finish; `)),
+      ]);
       expect(res.stderr).toContain(`follow it with \`sandcastle-queue logs ${String(req.session_id)}\``);
       expect(res.stderr).toContain(`stop it with \`sandcastle-queue cancel ${runId}\``);
       expect(await s.queue.getJob(runId).then((j) => j?.getState())).toBe("active");

@@ -1,4 +1,4 @@
-// The seed's verification 1 ("compile + import smoke"): the compiled program loads and answers.
+// Compile + import smoke: the compiled program loads and answers.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -8,7 +8,7 @@ const dist = (p: string) => resolve(import.meta.dirname, "../../../dist", p);
 
 describe("compile + import smoke", () => {
   it("every entry point of the compiled build imports", () => {
-    const modules = ["queues/index.js", "workers/index.js", "src/sandcastle/runner.js", "src/http/server.js"].map(dist);
+    const modules = ["queues/index.js", "workers/index.js", "src/sandcastle/worker/runner.js", "src/http/server.js"].map(dist);
     const script = `await Promise.all(${JSON.stringify(modules)}.map((m) => import(m))); console.log("ok");`;
     const out = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
     expect(out.stderr).toBe("");
@@ -16,7 +16,10 @@ describe("compile + import smoke", () => {
   });
 
   it("the package ships type declarations for what producers import (queues/)", () => {
-    const pkg = JSON.parse(readFileSync(resolve(import.meta.dirname, "../../../package.json"), "utf8")) as { types: string; exports: { ".": { types: string; default: string } } };
+    const pkg = JSON.parse(readFileSync(resolve(import.meta.dirname, "../../../package.json"), "utf8")) as {
+      types: string;
+      exports: { ".": { types: string; default: string } };
+    };
     expect(pkg.exports["."].types).toBe(pkg.types);
     const types = resolve(import.meta.dirname, "../../..", pkg.exports["."].types);
     expect(existsSync(types)).toBe(true);

@@ -14,7 +14,7 @@ function stringPrototypeFastAfter(modules: string[]): boolean {
 }
 
 describe("String.prototype after loading ioredis", () => {
-  it("is slow after ioredis alone (the V8 behaviour worked around; if this fails, remove the workaround and ADR 0030's repair)", () => {
+  it("is slow after ioredis alone (the V8 behaviour worked around; if this fails, remove the workaround and ADR 0025's repair)", () => {
     expect(stringPrototypeFastAfter(["ioredis"])).toBe(false);
   });
 

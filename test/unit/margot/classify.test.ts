@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ACTION_CONFIDENCE_FLOOR, classify, type Classification } from "../../../src/margot/classify.js";
-import { splitSentences } from "../../../src/margot/reading.js";
+import { ACTION_CONFIDENCE_FLOOR, classify, type Classification } from "../../../src/margot/reading/classify.js";
+import { splitSentences } from "../../../src/margot/reading/sentences.js";
 
 interface Sample {
   id: string;
@@ -98,7 +98,7 @@ describe("not fooled by", () => {
     "Should we add rate limiting to the /api/auth/otp endpoint to cut SMS costs by 50%?",
     "Do we need to fix the Stripe webhook handler in app/api/stripe/webhook/route.ts before the launch?",
     "Would it help to cache the Stripe price list in app/pricing/page.tsx for 10 minutes?",
-  ])("questions are unknown (the seed's third class), never action: %s", (text) => {
+  ])("questions are unknown (the third class, ADR 0016), never action: %s", (text) => {
     const result = classify(text);
     expect(result.classification).toBe("unknown");
     expect(result.signals.unknown_reason).toBe("question");
@@ -163,7 +163,7 @@ describe("unknown", () => {
   });
 });
 
-describe("the seed's destructive-gate example", () => {
+describe("the destructive-verb gate's example", () => {
   it('"delete the customers table" is action-shaped at 0.80: over the 0.75 floor, under the 0.90 destructive floor', () => {
     const result = classify("Delete the customers table.");
     expect(result.classification).toBe("action_shaped");
@@ -215,10 +215,10 @@ describe("the third class: questions, placeholders, inconclusive findings", () =
   });
 });
 
-describe("smoke set (seed Verification #2)", () => {
+describe("smoke set (the Margot bridge's verification, check 2)", () => {
   const samples = load("smoke.json");
 
-  it("holds the seed's mix: 3 action, 3 informational, 2 unknown, 2 ambiguous", () => {
+  it("holds the smoke set's mix: 3 action, 3 informational, 2 unknown, 2 ambiguous", () => {
     const kinds = samples.map((s) => s.kind);
     expect(samples).toHaveLength(10);
     expect(kinds.filter((k) => k === "action")).toHaveLength(3);
@@ -227,7 +227,7 @@ describe("smoke set (seed Verification #2)", () => {
     expect(kinds.filter((k) => k === "ambiguous")).toHaveLength(2);
   });
 
-  it("classifies at least 8/10 correctly (the seed's bar), and in fact all 10", () => {
+  it("classifies at least 8 of 10 correctly (the bar), and in fact all 10", () => {
     const results = samples.map((s) => ({ s, r: classify(s.body) }));
     const correct = results.filter(({ s, r }) => r.classification === s.expected);
     console.log(`margot smoke: ${correct.length}/${samples.length}`);

@@ -22,7 +22,7 @@ function errorOf(schema: { safeParse: (v: unknown) => { success: boolean; error?
 }
 
 describe("MargotResearchCompletion", () => {
-  it("accepts the seed's four fields", () => {
+  it("accepts its four fields: interaction_id, body, originated_at, originating_session_id", () => {
     expect(MargotResearchCompletion.parse(completion)).toEqual(completion);
     expect(MargotResearchCompletion.parse({ ...completion, originated_at: "2026-09-17T13:04:05.123+10:00" })).toBeTruthy();
   });
@@ -75,7 +75,7 @@ describe("MargotIntentResult", () => {
     reason: null,
   };
 
-  it("accepts the seed's fields plus status and reason", () => {
+  it("accepts a result's fields, interaction_id through skipped_reason, plus status and reason", () => {
     expect(MargotIntentResult.parse(drafted)).toEqual(drafted);
     const informational = {
       ...drafted,
@@ -118,7 +118,7 @@ describe("MargotIntentResult", () => {
 });
 
 describe("MargotActionAccepted", () => {
-  it("accepts the seed's fields (the TEST_MODE identifier RA-VERIFY-1 too)", () => {
+  it("accepts its five fields (the verification's identifier RA-VERIFY-1 too)", () => {
     const accepted = {
       interaction_id: "v1_abc",
       draft_id: "draft-1",

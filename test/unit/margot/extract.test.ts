@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { classify } from "../../../src/margot/classify.js";
-import { readResearch } from "../../../src/margot/reading.js";
+import { classify } from "../../../src/margot/reading/classify.js";
+import { readResearch } from "../../../src/margot/reading/reading.js";
 import {
   actionTitle,
   detectTargetRepo,
@@ -10,7 +10,7 @@ import {
   isSafeBranchName,
   isValidGitBranchName,
   toBranchName,
-} from "../../../src/margot/extract.js";
+} from "../../../src/margot/reading/extract.js";
 import { isRepoAllowed, ProjectsConfig } from "../../../src/margot/projects.js";
 
 const { projects } = ProjectsConfig.parse(
@@ -25,7 +25,7 @@ function gitAccepts(name: string): boolean {
 }
 
 describe("target repo", () => {
-  it("the seed's example: RestoreAssist's Stripe webhook → CleanExpo/RestoreAssist", () => {
+  it("the worked example: RestoreAssist's Stripe webhook → CleanExpo/RestoreAssist", () => {
     const detected = detectTargetRepo("We should fix RestoreAssist's Stripe webhook.", projects);
     expect(detected).toEqual({ target_repo: "CleanExpo/RestoreAssist", project: "RestoreAssist", source: "project_mention", candidates: [] });
   });
@@ -205,7 +205,10 @@ describe("extractAction", () => {
   });
 
   it("out of scope comes from explicit, negated and 'later' sentences, else a default line", () => {
-    const x = extractAction(readResearch("We should fix the Stripe webhook signature check in app/api/stripe/webhook/route.ts. There is no need to change the checkout flow. Out of scope: the customer portal. The Xero handler can follow the same pattern later."),
+    const x = extractAction(
+      readResearch(
+        "We should fix the Stripe webhook signature check in app/api/stripe/webhook/route.ts. There is no need to change the checkout flow. Out of scope: the customer portal. The Xero handler can follow the same pattern later.",
+      ),
       { projects },
     );
     expect(x.out_of_scope).toEqual([
@@ -219,9 +222,9 @@ describe("extractAction", () => {
   });
 
   it("complexity tier: one fix is basic, a migration across several surfaces is advanced", () => {
-    expect(extractAction(readResearch("Fix the typo in the Stripe webhook handler's log line in app/api/stripe/webhook/route.ts."), { projects }).complexity_tier).toBe(
-      "basic",
-    );
+    expect(
+      extractAction(readResearch("Fix the typo in the Stripe webhook handler's log line in app/api/stripe/webhook/route.ts."), { projects }).complexity_tier,
+    ).toBe("basic");
     const big = extractAction(readResearch([
         "We must migrate the Supabase auth client in lib/supabase/server.ts, middleware.ts and app/login/page.tsx to @supabase/ssr.",
         "We must also refactor the session refresh in lib/auth/session.ts and update the RLS policies in supabase/migrations/0042_rls.sql.",
@@ -234,7 +237,10 @@ describe("extractAction", () => {
   });
 
   it("a detail with several actions lists them", () => {
-    const x = extractAction(readResearch("Recommended actions:\n- Rotate the Cloudinary API secret today.\n- Remove NEXT_PUBLIC_CLOUDINARY_SECRET from components/PhotoUploader.tsx."),
+    const x = extractAction(
+      readResearch(
+        "Recommended actions:\n- Rotate the Cloudinary API secret today.\n- Remove NEXT_PUBLIC_CLOUDINARY_SECRET from components/PhotoUploader.tsx.",
+      ),
       { projects },
     );
     expect(x.proposed_action_detail.split("\n")).toEqual([

@@ -2,7 +2,7 @@
 // found without that pattern: it was retried from every backtick of a line with no line end after it.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { readResearch } from "../../../src/margot/reading.js";
+import { readResearch } from "../../../src/margot/reading/reading.js";
 
 const FENCED = /```[^\n]*\n[\s\S]*?(?:```|$)/g;
 

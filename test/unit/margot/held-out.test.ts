@@ -1,10 +1,10 @@
 // The classifier's score on texts it was never tuned on (test/fixtures/margot/held-out.json,
-// committed before the tuning of issue 14). The first rule is hard: no informational or
+// written before the classifier was tuned). The first rule is hard: no informational or
 // unknown text may come back action_shaped at or above the floor. The accuracy floor is a
 // regression guard, set below the measured score; the score itself is printed for the report.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ACTION_CONFIDENCE_FLOOR, classify, type Classification } from "../../../src/margot/classify.js";
+import { ACTION_CONFIDENCE_FLOOR, classify, type Classification } from "../../../src/margot/reading/classify.js";
 
 interface Sample {
   id: string;
@@ -39,5 +39,5 @@ describe("held-out set (never tuned on)", () => {
   });
 });
 
-/** Measured 47/48 after the tuning of issue 14 (baseline 34/48); a drop under this is a regression. */
+/** A little under the classifier's score on this set (the test prints it); a drop under this is a regression. */
 const HELD_OUT_FLOOR = 45;

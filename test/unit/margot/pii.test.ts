@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { piiRedactor, redactPii, type PiiConfig } from "../../../src/margot/pii.js";
+import { piiRedactor, redactPii, type PiiConfig } from "../../../src/margot/bridge/pii.js";
 
 const config: PiiConfig = {
   internal_hosts: ["admin.restoreassist.app", "*.corp.cleanexpo.com"],
@@ -166,18 +166,21 @@ describe("vendor names (MARGOT_VENDOR_NAMES)", () => {
 
 describe("each pass runs only on texts holding what its matches hold", () => {
   const fixtureBodies = ["labelled.json", "held-out.json", "smoke.json"].flatMap((name) => {
-    const data = JSON.parse(readFileSync(new URL(`../../fixtures/margot/${name}`, import.meta.url), "utf8")) as { samples: { body: string }[]; follow_ups?: { body: string }[] };
+    const data = JSON.parse(readFileSync(new URL(`../../fixtures/margot/${name}`, import.meta.url), "utf8")) as {
+      samples: { body: string }[];
+      follow_ups?: { body: string }[];
+    };
     return [...data.samples, ...(data.follow_ups ?? [])].map((s) => s.body);
   });
   // Pieces of every kind a pass looks for, near misses among them, joined every which way.
   const pieces = [
-    "grafana.internal:3000/d/x", "db1.local.", "LOCALHOST:5173", "Printer.LOCAL/status", "localhost", "admin.restoreassist.app",
-    "ops.corp.cleanexpo.com", "corp.cleanexpo.com", "http://10.0.0.9/api", "https://[fd00::1]:8080/h", "http://2130706433/x",
-    "postgres://app:s3cretpw@db.example.com:5432/app", "ftp://u:p4ssw0rd1@files.example.org/", "jane.doe+billing@acme.com.au",
-    "203.0.113.7", "v1.2.3.4", "10.0.0.5", "2001:db8::1", "2001:0db8:85a3:0000:0000:8a2e:0370:7334", "fe80:1:2:3:4:5:6:7", "fe80::1ff:fe23:4567:890a", "12:30:45", "16:9", "::1",
-    "+61 412 345 678", "+44 20 7946 0958", "555 123 4567", "+1 (555) 123-4567", "(555) 123-4567", "555.123.4567", "0412 345 678", "(02) 9876 5432", "1300 123 456",
-    "1800-123-456", "04123456789", "2024-09-30", "RA-1856", "CVE-2024-34351", "sk_live_51Habcdefghijklmnop", "Bearer abcdef123456789xyz",
-    "password=hunter2hunter2", "api_key: 'k3y-abcdefgh'", "Acme Restorations", "bluewater cleaning", "Jo", "invoice.paid", "route.ts",
+    "grafana.internal:3000/d/x", "db1.local.", "LOCALHOST:5173", "Printer.LOCAL/status", "localhost", "admin.restoreassist.app", "ops.corp.cleanexpo.com",
+    "corp.cleanexpo.com", "http://10.0.0.9/api", "https://[fd00::1]:8080/h", "http://2130706433/x", "postgres://app:s3cretpw@db.example.com:5432/app",
+    "ftp://u:p4ssw0rd1@files.example.org/", "jane.doe+billing@acme.com.au", "203.0.113.7", "v1.2.3.4", "10.0.0.5", "2001:db8::1",
+    "2001:0db8:85a3:0000:0000:8a2e:0370:7334", "fe80:1:2:3:4:5:6:7", "fe80::1ff:fe23:4567:890a", "12:30:45", "16:9", "::1", "+61 412 345 678",
+    "+44 20 7946 0958", "555 123 4567", "+1 (555) 123-4567", "(555) 123-4567", "555.123.4567", "0412 345 678", "(02) 9876 5432", "1300 123 456", "1800-123-456",
+    "04123456789", "2024-09-30", "RA-1856", "CVE-2024-34351", "sk_live_51Habcdefghijklmnop", "Bearer abcdef123456789xyz", "password=hunter2hunter2",
+    "api_key: 'k3y-abcdefgh'", "Acme Restorations", "bluewater cleaning", "Jo", "invoice.paid", "route.ts",
   ];
   const generated: string[] = [];
   for (let i = 0; i < pieces.length; i++) {

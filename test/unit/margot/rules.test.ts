@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { classify } from "../../../src/margot/classify.js";
-import { readResearch } from "../../../src/margot/reading.js";
-import { destructiveVerbsIn } from "../../../src/margot/destructive.js";
-import { extractAction } from "../../../src/margot/extract.js";
+import { classify } from "../../../src/margot/reading/classify.js";
+import { readResearch } from "../../../src/margot/reading/reading.js";
+import { destructiveVerbsIn } from "../../../src/margot/reading/destructive.js";
+import { extractAction } from "../../../src/margot/reading/extract.js";
 import type { Project } from "../../../src/margot/projects.js";
-import { applyRules, type RulesInput } from "../../../src/margot/rules.js";
+import { applyRules, type RulesInput } from "../../../src/margot/bridge/rules.js";
 
 const projects: Project[] = [{ name: "RestoreAssist", repo: "CleanExpo/RestoreAssist" }];
 
@@ -14,7 +14,8 @@ function input(text: string, patch: Partial<RulesInput> = {}): RulesInput {
   return { classification, targetRepo: action?.target_repo ?? null, destructiveVerbs: destructiveVerbsIn(text), projects, suppressedUntil: null, ...patch };
 }
 
-const ACTION = "We should add idempotency to the Stripe webhook handler in CleanExpo/RestoreAssist by recording processed event ids, so that duplicates stop (target: 0 per month).";
+const ACTION =
+  "We should add idempotency to the Stripe webhook handler in CleanExpo/RestoreAssist by recording processed event ids, so that duplicates stop (target: 0 per month).";
 
 describe("rules, in order", () => {
   it("an allowed action-shaped finding routes to a draft", () => {
@@ -23,16 +24,33 @@ describe("rules, in order", () => {
 
   it("1. loop detection comes first, even before the confidence floor", () => {
     const until = new Date("2026-09-24T00:00:00Z");
-    expect(applyRules(input(ACTION, { suppressedUntil: until }))).toMatchObject({ status: "suppressed", reason: "recently_rejected", explanation: expect.stringContaining("2026-09-24T00:00:00.000Z") });
-    expect(applyRules(input("What's the latest on Next.js 15? Teams report smoother upgrades.", { suppressedUntil: until }))).toMatchObject({ reason: "recently_rejected" });
+    expect(applyRules(input(ACTION, { suppressedUntil: until }))).toMatchObject({
+      status: "suppressed",
+      reason: "recently_rejected",
+      explanation: expect.stringContaining("2026-09-24T00:00:00.000Z"),
+    });
+    expect(applyRules(input("What's the latest on Next.js 15? Teams report smoother upgrades.", { suppressedUntil: until }))).toMatchObject({
+      reason: "recently_rejected",
+    });
   });
 
   it("2. not action-shaped → informational, with why", () => {
-    expect(applyRules(input("What's the latest on the Next.js 15 release? The notes describe a new caching default and faster builds for most teams."))).toMatchObject({ status: "informational", reason: "not_action_shaped" });
-    expect(applyRules(input("We should do another deep dive on the Cloudinary pricing changes before deciding anything."))).toMatchObject({ status: "follow_up", reason: "research_follow_up" });
+    expect(
+      applyRules(input("What's the latest on the Next.js 15 release? The notes describe a new caching default and faster builds for most teams.")),
+    ).toMatchObject({ status: "informational", reason: "not_action_shaped" });
+    expect(applyRules(input("We should do another deep dive on the Cloudinary pricing changes before deciding anything."))).toMatchObject({
+      status: "follow_up",
+      reason: "research_follow_up",
+    });
     expect(applyRules(input("asdf qwer zxcv"))).toMatchObject({ status: "informational", reason: "classification_unknown" });
-    expect(applyRules(input("We should improve performance across the board. Users notice slowness."))).toMatchObject({ status: "informational", reason: "confidence_too_low" });
-    expect(applyRules(input("According to Vercel, teams should move image resizing to the edge."))).toMatchObject({ status: "informational", reason: "confidence_too_low" });
+    expect(applyRules(input("We should improve performance across the board. Users notice slowness."))).toMatchObject({
+      status: "informational",
+      reason: "confidence_too_low",
+    });
+    expect(applyRules(input("According to Vercel, teams should move image resizing to the edge."))).toMatchObject({
+      status: "informational",
+      reason: "confidence_too_low",
+    });
   });
 
   it("3. destructive verbs need ≥ 0.90: 0.80 is suppressed, 0.98 passes", () => {

@@ -1,13 +1,13 @@
-// Large Margot bodies are worked in slices (issue 13, isolation between queues): the slices
+// Large Margot bodies are worked in slices (ADR 0017, isolation between queues): the slices
 // change nothing in the result, and no slice holds the event loop for long.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { MARGOT_BODY_MAX_BYTES } from "../../../src/margot/contract.js";
-import { DEFAULT_DESTRUCTIVE_VERBS } from "../../../src/margot/destructive.js";
-import { OutboundText } from "../../../src/margot/outbound.js";
-import { redactPii } from "../../../src/margot/pii.js";
-import { PreparationQueue, prepareNow } from "../../../src/margot/prepare.js";
-import { textSlices } from "../../../src/margot/text-slices.js";
+import { DEFAULT_DESTRUCTIVE_VERBS } from "../../../src/margot/reading/destructive.js";
+import { OutboundText } from "../../../src/margot/bridge/outbound.js";
+import { redactPii } from "../../../src/margot/bridge/pii.js";
+import { PreparationQueue, prepareNow } from "../../../src/margot/bridge/prepare.js";
+import { textSlices } from "../../../src/margot/reading/text-slices.js";
 
 const labelled = JSON.parse(readFileSync(new URL("../../fixtures/margot/labelled.json", import.meta.url), "utf8")) as { samples: { body: string }[] };
 
@@ -95,7 +95,7 @@ describe("PreparationQueue", () => {
       return { wholeMs, longestMs, pauses };
     };
     // A ratio in the same run, not a fixed time. A collection that lands in one slice only lengthens it, so
-    // the best of three tries is what the slicing bounds (CI once saw one slice at 183 of 399 ms).
+    // the best of three tries is what the slicing bounds (a collection can make one slice near half the whole).
     let best = await attempt();
     for (let i = 1; i < 3 && best.longestMs >= best.wholeMs / 3; i++) {
       const next = await attempt();
@@ -105,7 +105,8 @@ describe("PreparationQueue", () => {
     expect(best.longestMs).toBeLessThan(best.wholeMs / 3);
   });
 
-  const smokeAction = "We should add idempotency to the Stripe webhook handler (app/api/stripe/webhook/route.ts) so that duplicate deliveries stop (target: 0 per month).";
+  const smokeAction =
+    "We should add idempotency to the Stripe webhook handler (app/api/stripe/webhook/route.ts) so that duplicate deliveries stop (target: 0 per month).";
   it("completions asked for in one turn are prepared together, each as on its own, a failing one failing alone", async () => {
     const bodies = [...labelled.samples.slice(0, 12).map((s) => s.body), bodyOf(200_000)];
     const expected = bodies.map((body) => prepareNow(input(body), verbs, text));

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { detectTargetRepo } from "../../../src/margot/extract.js";
-import { foldableLower, matchesWithin } from "../../../src/margot/token-matches.js";
+import { detectTargetRepo } from "../../../src/margot/reading/extract.js";
+import { foldableLower, matchesWithin } from "../../../src/hints.js";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../fixtures/margot/${name}`, import.meta.url), "utf8"));
 

@@ -4,9 +4,10 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { scanWords, scanWordsGeneral, splitSentences } from "../../../src/margot/reading.js";
-import { FNV1A_SEED, fnv1aStep } from "../../../src/margot/fnv1a.js";
-import { foldAscii, WordTable } from "../../../src/margot/word-table.js";
+import { splitSentences } from "../../../src/margot/reading/sentences.js";
+import { scanWords, scanWordsGeneral } from "../../../src/margot/reading/words.js";
+import { FNV1A_SEED, fnv1aStep } from "../../../src/margot/reading/fnv1a.js";
+import { foldAscii, WordTable } from "../../../src/margot/reading/word-table.js";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../fixtures/margot/${name}`, import.meta.url), "utf8"));
 
@@ -19,8 +20,14 @@ function fixtureSentences(): string[] {
   return bodies.flatMap((body) => splitSentences(body));
 }
 
-const WORDS = ["should", "Should", "SHOULD", "don't", "Don'T", "won't", "codepath", "CodePaths", "code-path", "fix", "Fixing", "add", "the", "The", "not", "no", "deep-dive", "follow-up", "re-run", "what's", "p99", "3x", "x-", "-y", "'quoted'", "e.g.", "webhook", "handler", "a1b2", "rate", "latency"];
-const MARKS = [" ", "  ", ", ", ". ", "-", "'", "(", ")", "/", "`", "_", "1", "42", "%", ":", "?", "\t", " \u2014 ", "\u2192", "\u2026", "\u00e9", "\u212A", "\u0130", "\u{1F600}", "\u00b5", "\u03a3", "\u00a9"];
+const WORDS = [
+  "should", "Should", "SHOULD", "don't", "Don'T", "won't", "codepath", "CodePaths", "code-path", "fix", "Fixing", "add", "the", "The", "not", "no", "deep-dive",
+  "follow-up", "re-run", "what's", "p99", "3x", "x-", "-y", "'quoted'", "e.g.", "webhook", "handler", "a1b2", "rate", "latency",
+];
+const MARKS = [
+  " ", "  ", ", ", ". ", "-", "'", "(", ")", "/", "`", "_", "1", "42", "%", ":", "?", "\t", " \u2014 ", "\u2192", "\u2026", "\u00e9", "\u212A", "\u0130",
+  "\u{1F600}", "\u00b5", "\u03a3", "\u00a9",
+];
 
 describe("word scan in place equals the scan of lower-cased tokens", () => {
   it("on every sentence of the Margot fixtures", () => {
@@ -30,7 +37,9 @@ describe("word scan in place equals the scan of lower-cased tokens", () => {
   });
 
   it("on generated sentences of cue words, mixed case, apostrophes, hyphens, digits and marks", () => {
-    const sentence = fc.array(fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...MARKS)), { minLength: 1, maxLength: 12 }).map((parts) => parts.map(([word, mark]) => word + mark).join(""));
+    const sentence = fc
+      .array(fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...MARKS)), { minLength: 1, maxLength: 12 })
+      .map((parts) => parts.map(([word, mark]) => word + mark).join(""));
     fc.assert(
       fc.property(sentence, (text) => {
         expect(scanWords(text)).toEqual(scanWordsGeneral(text));

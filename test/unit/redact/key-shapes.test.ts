@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { containsKeyShape, createRedactor } from "../../../src/redact/index.js";
+import { redactPii } from "../../../src/margot/bridge/pii.js";
+import { containsKeyShape, createRedactor, KEY_SHAPES } from "../../../src/redact/index.js";
 
 const redactor = createRedactor();
 
@@ -80,5 +81,55 @@ describe("key shapes", () => {
   ])("near miss survives: %s", (_label, line) => {
     expect(redactor.line(line)).toBe(line);
     expect(containsKeyShape(line)).toBe(false);
+  });
+});
+
+// The log redactor and the Margot PII pass share the catalogue (src/redact/key-shapes.ts): a token one of them
+// masks, the other masks too, and a near miss survives both.
+
+/** Every shape above, and the kinds the log redactor took over from the PII pass's list. */
+const TOKENS: readonly [kind: string, token: string][] = [
+  ...SHAPES,
+  ["openai", "sk-proj-abcdefghijklmnopqrstuv"],
+  ["stripe", `sk_live_${body(ALNUM, 24)}`],
+  ["stripe", `rk_test_${body(ALNUM, 24)}`],
+  ["stripe-webhook", `whsec_${body(ALNUM, 32)}`],
+  ["gitlab", `glpat-${body(URLSAFE, 20)}`],
+  ["google", `AIza${body(URLSAFE, 35)}`],
+  ["slack", `xoxo-1234567890-${body(ALNUM, 24)}`],
+];
+
+const NEAR_MISSES: readonly [label: string, text: string][] = [
+  // GitHub's tokens are the prefix and 36 characters (30 random, a 6-character checksum).
+  ["a ghp_ with 20 characters", `ghp_${body(ALNUM, 20)}`],
+  ["a ghp_ with 35 characters", `ghp_${body(ALNUM, 35)}`],
+  ["a hyphenated word after sk-", "sk-learn-compatible-estimator-interface"],
+  ["a publishable Stripe key", `pk_live_${body(ALNUM, 24)}`],
+  ["Bearer in prose", "Bearer tokens are nice; see Bearer authentication."],
+];
+
+describe("one secret-shape catalogue for logs and for what Margot sends out", () => {
+  const logs = createRedactor();
+
+  it("has each kind once", () => {
+    expect(new Set(KEY_SHAPES.map((s) => s.kind)).size).toBe(KEY_SHAPES.length);
+  });
+
+  it.each(TOKENS)("%s: %s is masked in logs and in drafts", (kind, token) => {
+    expect(logs.line(`key ${token} end`)).toBe(`key [REDACTED:${kind}] end`);
+    expect(redactPii(`key ${token} end`).text).toBe("key [SECRET] end");
+  });
+
+  it.each(NEAR_MISSES)("%s survives both", (_label, text) => {
+    expect(logs.line(text)).toBe(text);
+    expect(redactPii(text).text).toBe(text);
+  });
+
+  it("a bearer token and a URL's password keep what is around them, in both", () => {
+    const token = `${body(ALNUM, 20)}9`;
+    expect(logs.line(`Authorization: Bearer ${token}`)).toBe("Authorization: Bearer [REDACTED:bearer]");
+    expect(redactPii(`Authorization: Bearer ${token}`).text).toBe("Authorization: Bearer [SECRET]");
+    expect(logs.line("redis://:s3cretpass@cache.example.com:6379/0")).toBe("redis://:[REDACTED:url-password]@cache.example.com:6379/0");
+    expect(redactPii("redis://:s3cretpass@cache.example.com:6379/0").text).toBe("redis://:[SECRET]@cache.example.com:6379/0");
   });
 });

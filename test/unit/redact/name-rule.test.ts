@@ -3,11 +3,12 @@ import { describe, expect, it } from "vitest";
 import { containsSecretName, createRedactor, NAME_RULE } from "../../../src/redact/index.js";
 import { redactSecretNames, redactSecretNamesWholeLine } from "../../../src/redact/name-rule.js";
 
+/** The session-log check: `grep -E '[A-Z_]+_(KEY|TOKEN|SECRET|PASSWORD)\s*[=:]'` finds nothing in a session log. */
 const SEED_GREP = /[A-Z_]+_(KEY|TOKEN|SECRET|PASSWORD)\s*[=:]/;
 const redactor = createRedactor();
 
 describe("name rule", () => {
-  it("replaces the whole seed match with ***=[REDACTED] (seed verification 6)", () => {
+  it("replaces the whole match of the session-log grep with ***=[REDACTED]", () => {
     const out = redactor.line("ANTHROPIC_API_KEY=sk-ant-fake-key-for-test");
     expect(out).toBe("***=[REDACTED]");
     expect(SEED_GREP.test(out)).toBe(false);
@@ -49,15 +50,21 @@ describe("name rule", () => {
     }
   });
 
-  it("NAME_RULE and containsSecretName agree with the seed grep", () => {
+  it("NAME_RULE and containsSecretName agree with the session-log grep", () => {
     for (const line of ["A_KEY=1", "xA_TOKEN : 2", "nothing", "a_key=1", "_KEY=1", "A_SECRET\t=", "A_PASSWORD"]) {
       expect(containsSecretName(line)).toBe(SEED_GREP.test(line));
       expect(NAME_RULE.test(line)).toBe(SEED_GREP.test(line));
     }
   });
 
-  it("never leaves a name the seed grep finds (random lines)", () => {
-    const line = fc.array(fc.constantFrom("A", "B", "_", "KEY", "TOKEN", "SECRET", "PASSWORD", "=", ":", " ", '"', "'", "\\", ",", "}", "x", "1", "\t"), { minLength: 1, maxLength: 24, size: "max" }).map((parts) => parts.join(""));
+  it("never leaves a name the session-log grep finds (random lines)", () => {
+    const line = fc
+      .array(fc.constantFrom("A", "B", "_", "KEY", "TOKEN", "SECRET", "PASSWORD", "=", ":", " ", '"', "'", "\\", ",", "}", "x", "1", "\t"), {
+        minLength: 1,
+        maxLength: 24,
+        size: "max",
+      })
+      .map((parts) => parts.join(""));
     fc.assert(
       fc.property(line, (l) => {
         expect(SEED_GREP.test(redactor.line(l))).toBe(false);
@@ -67,7 +74,13 @@ describe("name rule", () => {
   });
 
   it("gives exactly what the whole-line regex gives (random lines)", () => {
-    const line = fc.array(fc.constantFrom("A", "B", "_", "_KEY", "_TOKEN", "SECRET", "_PASSWORD", "=", ":", " ", '"', "'", "\\", '\\"', ",", "}", "x", "1", "\t"), { minLength: 1, maxLength: 20, size: "max" }).map((parts) => parts.join(""));
+    const line = fc
+      .array(fc.constantFrom("A", "B", "_", "_KEY", "_TOKEN", "SECRET", "_PASSWORD", "=", ":", " ", '"', "'", "\\", '\\"', ",", "}", "x", "1", "\t"), {
+        minLength: 1,
+        maxLength: 20,
+        size: "max",
+      })
+      .map((parts) => parts.join(""));
     let redacted = 0;
     fc.assert(
       fc.property(line, (l) => {

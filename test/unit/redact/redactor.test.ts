@@ -10,7 +10,7 @@ import {
 const SECRET = "tok-9f8e7d6c5b4a";
 
 describe("createRedactor", () => {
-  it("seed verification 6: a synthetic stdout line keeps no name and no key shape", () => {
+  it("stdout secret-strip: a synthetic stdout line keeps no name and no key shape", () => {
     const stream = createLineRedactor(createRedactor());
     const stdout = [
       '{"type":"log","text":"starting"}',

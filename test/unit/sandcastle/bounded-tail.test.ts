@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { BoundedTail } from "../../../src/sandcastle/bounded-tail.js";
+import { BoundedTail } from "../../../src/sandcastle/worker/bounded-tail.js";
 
 const words = fc.constantFrom("", "a", "bb", "ünï", "€");
 // A block of lines, pushed either line by line or as one buffer (about one block in three line by line).

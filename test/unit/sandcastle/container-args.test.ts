@@ -7,24 +7,27 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
-  copyInArgs,
-  copyOutArgs,
+  commandArgv,
+  copyInCommand,
+  copyOutCommand,
   execArgs,
   imageExistsArgs,
   isolationArgs,
   listArgs,
+  mainProcessArgv,
   mountArg,
   parseRunIds,
   removeArgs,
   runArgs,
   runIdsArgs,
   SECRET_ENV_PATH,
+  shellCommand,
   STDIN_FIRST,
   withSecretEnv,
   type IsolationOptions,
   type RunSpec,
-} from "../../../src/sandcastle/container-args.js";
-import { deploymentLabel } from "../../../src/sandcastle/run-containers.js";
+} from "../../../src/sandcastle/containers/container-args.js";
+import { deploymentLabel } from "../../../src/sandcastle/deployment.js";
 
 const LIMITS = { memory: "4g", cpus: 2, pids: 1024 };
 const base: IsolationOptions = { engine: "podman", user: { uid: 1000, gid: 1001 }, limits: LIMITS, network: "default", rootless: false };
@@ -42,7 +45,7 @@ function spec(patch: Partial<RunSpec> = {}): RunSpec {
       { hostPath: "/dev/shm/scq-run-run-0b6f/run-0b6f.env", sandboxPath: SECRET_ENV_PATH, readonly: true },
     ],
     workdir: "/home/agent/workspace",
-    command: ["sleep", "infinity"],
+    command: mainProcessArgv({ seconds: 1805, exec: true }),
     ...patch,
   };
 }
@@ -97,6 +100,7 @@ describe("run, exec and housekeeping argv", () => {
     expect(runArgs(spec())).toEqual([
       "run",
       "--detach",
+      "--rm",
       "--name=run-0b6f",
       "--label=io.sandcastle-queue.run-id=run-0b6f",
       "--label=io.sandcastle-queue.deployment={scq}@redis://127.0.0.1:6379/",
@@ -106,14 +110,28 @@ describe("run, exec and housekeeping argv", () => {
       "--mount=type=bind,source=/templates/t,target=/templates/t,readonly",
       `--mount=type=bind,source=/dev/shm/scq-run-run-0b6f/run-0b6f.env,target=${SECRET_ENV_PATH},readonly`,
       "--workdir=/home/agent/workspace",
-      "--entrypoint=sleep",
+      "--entrypoint=node",
       "localhost/sandcastle-queue-agent:latest",
-      "infinity",
+      "/run/sandcastle-queue/main/main.mjs",
+      "--seconds=1805",
+      "--exec=/run/sandcastle-queue/exec.sock",
+    ]);
+  });
+
+  it("the main process: its lifetime always, the exec channel and the egress forwarder when asked", () => {
+    expect(mainProcessArgv({ seconds: 305 })).toEqual(["node", "/run/sandcastle-queue/main/main.mjs", "--seconds=305"]);
+    expect(mainProcessArgv({ seconds: 305, exec: true, egress: true })).toEqual([
+      "node",
+      "/run/sandcastle-queue/main/main.mjs",
+      "--seconds=305",
+      "--exec=/run/sandcastle-queue/exec.sock",
+      "--egress-port=3128",
+      "--egress-socket=/run/sandcastle-queue/egress.sock",
     ]);
   });
 
   it("no argv ever carries an environment variable", () => {
-    const all = [...runArgs(spec()), ...runArgs(spec({ engine: "docker" })), ...execArgs("run-0b6f", "claude -p", { stdin: true, cwd: "/w" })];
+    const all = [...runArgs(spec()), ...runArgs(spec({ engine: "docker" })), ...execArgs("run-0b6f", shellCommand("claude -p", { stdin: true, cwd: "/w" }))];
     expect(all.filter((a) => /^(-e|--env|--env-file)(=|$)/.test(a))).toEqual([]);
   });
 
@@ -121,14 +139,27 @@ describe("run, exec and housekeeping argv", () => {
     expect(() => mountArg({ hostPath: "/a,b", sandboxPath: "/x" })).toThrow(/','/);
   });
 
-  it("exec: the command runs after the secret env file is sourced; stdin and cwd when asked", () => {
-    expect(execArgs("run-0b6f", "git status", {})).toEqual(["exec", "run-0b6f", "sh", "-c", `. ${SECRET_ENV_PATH} || exit 125\ngit status`]);
-    expect(execArgs("run-0b6f", "x", { stdin: true, cwd: "/home/agent/workspace" }).slice(0, 4)).toEqual(["exec", "--interactive", "--workdir=/home/agent/workspace", "run-0b6f"]);
+  it("a command runs after the secret env file is sourced, over the channel as through exec; stdin and cwd when asked", () => {
+    expect(shellCommand("git status")).toEqual({ script: `. ${SECRET_ENV_PATH} || exit 125\ngit status`, stdin: false });
+    expect(commandArgv(shellCommand("git status"))).toEqual(["sh", "-c", `. ${SECRET_ENV_PATH} || exit 125\ngit status`]);
+    expect(execArgs("run-0b6f", shellCommand("git status"))).toEqual(["exec", "run-0b6f", "sh", "-c", `. ${SECRET_ENV_PATH} || exit 125\ngit status`]);
+    expect(execArgs("run-0b6f", shellCommand("x", { stdin: true, cwd: "/home/agent/workspace" }))).toEqual([
+      "exec",
+      "--interactive",
+      "--workdir=/home/agent/workspace",
+      "run-0b6f",
+      "sh",
+      "-c",
+      `${STDIN_FIRST}\n. ${SECRET_ENV_PATH} || exit 125\nx`,
+    ]);
+    // The channel has no podman stdin bug to work around: its argv is the command's own.
+    expect(commandArgv(shellCommand("x", { stdin: true }))).toEqual(["sh", "-c", `. ${SECRET_ENV_PATH} || exit 125\nx`]);
   });
 
   it("with stdin, the shell takes all of it first: the command reads it whole from a file, or exits without reading it; its status stands; no file is left", () => {
     const tmp = mkdtempSync(join(tmpdir(), "scq-stdin-"));
-    const run = (command: string, input: string) => spawnSync("sh", ["-c", `${STDIN_FIRST}\n${command}`], { input, encoding: "utf8", env: { ...process.env, TMPDIR: tmp } });
+    const run = (command: string, input: string) =>
+      spawnSync("sh", ["-c", `${STDIN_FIRST}\n${command}`], { input, encoding: "utf8", env: { ...process.env, TMPDIR: tmp } });
     const prompt = `${"line of the prompt\n".repeat(20_000)}end`;
     const read = run("wc -c; test -f /dev/stdin && echo from-a-file", prompt);
     expect(read.stdout.split("\n").slice(0, 2)).toEqual([String(Buffer.byteLength(prompt)), "from-a-file"]);
@@ -146,8 +177,15 @@ describe("run, exec and housekeeping argv", () => {
 
   it("files in and out: the path is an argument of a fixed script, never part of it", () => {
     const path = `/home/agent/it's; rm -rf /`;
-    expect(copyOutArgs("run-0b6f", path)).toEqual(["exec", "run-0b6f", "sh", "-c", 'exec cat -- "$1"', "sh", path]);
-    expect(copyInArgs("run-0b6f", path)).toEqual(["exec", "--interactive", "run-0b6f", "sh", "-c", 'mkdir -p -- "$(dirname -- "$1")" && exec cat > "$1"', "sh", path]);
+    expect(commandArgv(copyOutCommand(path))).toEqual(["sh", "-c", 'exec cat -- "$1"', "sh", path]);
+    expect(commandArgv(copyInCommand(path))).toEqual(["sh", "-c", 'mkdir -p -- "$(dirname -- "$1")" && exec cat > "$1"', "sh", path]);
+    expect(execArgs("run-0b6f", copyOutCommand(path))).toEqual(["exec", "run-0b6f", "sh", "-c", 'exec cat -- "$1"', "sh", path]);
+    expect(execArgs("run-0b6f", copyInCommand(path))).toEqual([
+      "exec", "--interactive", "run-0b6f", "sh", "-c",
+      `${STDIN_FIRST}\nmkdir -p -- "$(dirname -- "$1")" && exec cat > "$1"`,
+      "sh",
+      path,
+    ]);
   });
 
   it("podman removes at once (--time=0); docker's rm --force kills at once already", () => {
@@ -188,9 +226,9 @@ describe.skipIf(dockerCli === "" && !requireDocker)("docker's own CLI accepts ou
       expect(accepted(runArgs(spec({ engine: "docker", network })))).toEqual({ ok: true, stderr: expect.any(String) });
     }
     for (const args of [
-      execArgs("run-0b6f", "claude -p", { stdin: true, cwd: "/home/agent/workspace" }),
-      copyInArgs("run-0b6f", "/home/agent/.claude/s.jsonl"),
-      copyOutArgs("run-0b6f", "/home/agent/.claude/s.jsonl"),
+      execArgs("run-0b6f", shellCommand("claude -p", { stdin: true, cwd: "/home/agent/workspace" })),
+      execArgs("run-0b6f", copyInCommand("/home/agent/.claude/s.jsonl")),
+      execArgs("run-0b6f", copyOutCommand("/home/agent/.claude/s.jsonl")),
       removeArgs("docker", ["run-0b6f", "run-0b6f-2"]),
       listArgs("{scq}@redis://127.0.0.1:6379/", "run-0b6f"),
       runIdsArgs(["run-0b6f"]),

@@ -22,6 +22,11 @@ describe("sandcastle-run request: sandbox, image, network", () => {
     expect(issues({ sandbox: "kubernetes" })).toEqual([expect.stringMatching(/^sandbox: .*"custom:<name>"/)]);
   });
 
+  it("token_budget is a positive whole number of tokens", () => {
+    expect(issues({ token_budget: 50_000 })).toEqual([]);
+    for (const bad of [0, -5, 1.5, "1000"]) expect(issues({ token_budget: bad })).toEqual([expect.stringMatching(/^token_budget: /)]);
+  });
+
   it("image must be a reference, never an option; network is default or none", () => {
     expect(issues({ image: "localhost/agent:1" })).toEqual([]);
     expect(issues({ image: "registry.example:5000/a/b@sha256:0123" })).toEqual([]);
@@ -39,9 +44,14 @@ describe("sandcastle-run request: sandbox, image, network", () => {
 });
 
 describe("sandcastle-run request: extra_env holds plain settings only", () => {
-  it.each(["GH_PAT", "API_KEY_1", "PRIVATE_KEY_PEM", "SECRETS", "OPENAI_KEY_ID", "GITHUB_TOKEN", "DB_PASSWORD_FILE", "apiKey", "MYAPIKEY"])("refuses the name %s, saying to use the manifest", (name) => {
-    expect(issues({ extra_env: { [name]: "x" } })).toEqual([expect.stringMatching(new RegExp(`^extra_env\\.${name}: the name holds ".+", so it looks like a secret: put it in the run's env manifest`))]);
-  });
+  it.each(["GH_PAT", "API_KEY_1", "PRIVATE_KEY_PEM", "SECRETS", "OPENAI_KEY_ID", "GITHUB_TOKEN", "DB_PASSWORD_FILE", "apiKey", "MYAPIKEY"])(
+    "refuses the name %s, saying to use the manifest",
+    (name) => {
+      expect(issues({ extra_env: { [name]: "x" } })).toEqual([
+        expect.stringMatching(new RegExp(`^extra_env\\.${name}: the name holds ".+", so it looks like a secret: put it in the run's env manifest`)),
+      ]);
+    },
+  );
 
   it.each([
     ["DATABASE_URL", "postgres://u:p@h/db", "a URL with a password"],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LineSplitter } from "../../../src/sandcastle/line-splitter.js";
-import { entriesToLines, entryPieces } from "../../../src/sandcastle/session-log.js";
+import { entriesToLines, entryPieces } from "../../../src/session-log/session-log.js";
 
 function split(chunks: Buffer[], maxBytes?: number) {
   const lines: string[] = [];

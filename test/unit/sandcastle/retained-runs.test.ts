@@ -1,6 +1,6 @@
 // Run ids before they touch a path; expiry under a window and a pin; what `sandbox list` says.
 import { describe, expect, it } from "vitest";
-import { expiresAt, parseRunId, pinned, retainedDir, RetainedMeta, timeLeft } from "../../../src/sandcastle/retained-runs.js";
+import { expiresAt, parseRunId, pinned, retainedDir, type RetainedMeta, timeLeft } from "../../../src/sandcastle/retention/retained-runs.js";
 
 const RUN = "run-0b7e6a52-3c1d-4f7e-9a43-1d2c3b4a5f60";
 const H = 3_600_000;
