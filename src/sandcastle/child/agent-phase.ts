@@ -29,6 +29,8 @@ export interface RunContext {
   readonly output: AgentOutput;
   /** What agents of this run changed beyond their branches, none of it taken: the run's `refused_changes`. */
   readonly refused: string[];
+  /** The engine's check (checkSandboxAvailable): no agent starts before it has passed. */
+  readonly sandboxReady: Promise<void>;
 }
 
 export interface PhaseResult {
@@ -56,6 +58,7 @@ async function collect(ctx: RunContext, worktree: Worktree, origin: EventOrigin)
 }
 
 export async function runAgentPhase(ctx: RunContext, worktree: Worktree, origin: EventOrigin, kind: PromptKind, args: PromptArgs): Promise<PhaseResult> {
+  await ctx.sandboxReady;
   ctx.printer.phase(origin, "started", worktree.branch);
   let result: Awaited<ReturnType<Worktree["run"]>>;
   try {

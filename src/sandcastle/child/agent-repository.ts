@@ -42,6 +42,8 @@ export interface AgentRepositoryOptions {
   readonly dir: string;
   /** The container's user, who owns it once it is made. */
   readonly user: ContainerUser;
+  /** Where the branch starts when the host has no such branch yet (Sandcastle makes it there next: ADR 0052). */
+  readonly startAt?: string;
 }
 
 /** `<id> <ref>` lines of the host's shared refs. */
@@ -79,26 +81,19 @@ async function create(path: string, text: string): Promise<void> {
   }
 }
 
-/** What the agent's repository will hold, read from the host, and its directory, made empty: a container can mount it now. */
-export interface AgentRepositoryPlan {
-  readonly opts: AgentRepositoryOptions;
-  readonly base: string;
-  readonly refs: ReadonlyMap<string, string>;
-  readonly objectDirs: readonly string[];
-}
-
-export async function planAgentRepository(opts: AgentRepositoryOptions): Promise<AgentRepositoryPlan> {
-  const refs = await hostRefs(opts.repo);
-  const base = refs.get(branchRef(opts.branch));
-  if (base === undefined) throw new RunFailure("agent_failed", `branch ${opts.branch} is not in ${opts.repo}: the agent's repository cannot be made`);
+/** The agent's repository's directory, made empty, and the host's object directories it borrows: what its container mounts. */
+export async function planAgentRepository(opts: AgentRepositoryOptions): Promise<{ readonly objectDirs: readonly string[] }> {
   const dirs = await objectDirs(opts.commonDir);
   await mkdir(opts.dir, { mode: 0o755 });
-  return { opts, base, refs, objectDirs: dirs };
+  return { objectDirs: dirs };
 }
 
-/** The planned repository made in its directory, then given to the container's user (the agent starts only after). */
-export async function makeAgentRepository(plan: AgentRepositoryPlan): Promise<AgentRepository> {
-  const { opts, base, refs } = plan;
+/** The planned repository made in its directory from the host's refs as they are now, then given to the container's user (the agent starts only after). */
+export async function makeAgentRepository(opts: AgentRepositoryOptions, plan: { readonly objectDirs: readonly string[] }): Promise<AgentRepository> {
+  const refs = await hostRefs(opts.repo);
+  const base = refs.get(branchRef(opts.branch)) ?? opts.startAt;
+  if (base === undefined) throw new RunFailure("agent_failed", `branch ${opts.branch} is not in ${opts.repo}: the agent's repository cannot be made`);
+  refs.set(branchRef(opts.branch), base);
   const dirs = plan.objectDirs;
   await git(opts.dir, ["init", "--quiet", "--template=", opts.dir]);
   const gitDir = join(opts.dir, ".git");

@@ -1,7 +1,8 @@
 // Our docker/podman sandbox provider, on Sandcastle's bind-mount provider API. One implementation for
 // both CLIs: the binary is the only difference (container-args.ts holds the argv, engine-tested).
 //
-// Per agent phase, create() starts one container named after the run (`<run_id>`, then `<run_id>-2`, …),
+// Per agent phase, create() starts one container named after the run (`<run_id>`, then `<run_id>-2`, …; a run of one
+// phase has its container started early, while the child's checks and Sandcastle's worktree run: ADR 0052),
 // labelled with the run id and the deployment, whose main process (container-main/main.mts, under --init) ends
 // itself at the run's end (its deadline plus the kill grace) and is removed then (`--rm`): no container outlives
 // its run, even when the worker and the child are SIGKILLed. That process is also the container's exec server: every
@@ -53,9 +54,9 @@ import { makeAgentRepository, planAgentRepository, type AgentRepository } from "
 import { handBackSync } from "./container-user.js";
 import { handoffRevs, handoffScript, MAX_BUNDLE_BYTES, parseHandoffStatus, type HandoffStatus } from "./branch-handoff.js";
 import { IntakeRefused, takeBranch } from "./branch-intake.js";
-import { removeEnvFile, writeEnvFile } from "./env-file.js";
+import { fillEnvFile, removeEnvFile, writeEnvFile } from "./env-file.js";
 import { refusedChanges } from "./refused-changes.js";
-import { git } from "./repository.js";
+import { branchRef, git, resolveCommit } from "./repository.js";
 import { RunFailure, messageOf } from "./run-failure.js";
 
 /** Sandcastle's own default: where the worktree appears when its mounts do not say. */
@@ -132,6 +133,26 @@ interface Phase {
   removal?: Promise<{ refused: string[] } | { problem: string }>;
 }
 
+/** A container start() brought up: its exec server answers and its agent's repository is made. */
+interface Started {
+  readonly name: string;
+  readonly channel: ExecChannel;
+  readonly repository: AgentRepository;
+  readonly envFile: string;
+  /** Removes it, its files and its repository: for a container nobody takes. */
+  readonly undo: () => Promise<void>;
+}
+
+/** The run's first container, started before Sandcastle asked for one (ADR 0052). */
+interface EarlyStart {
+  readonly branch: string;
+  readonly base: string;
+  /** Its agent's repository on the host. */
+  readonly dir: string;
+  /** Never rejects. */
+  readonly started: Promise<{ container: Started } | { error: unknown }>;
+}
+
 /** An open container: its secret env file and its exec channel. */
 interface LiveContainer {
   readonly envFile: string;
@@ -144,6 +165,8 @@ export class ContainerSandbox {
   private readonly live = new Map<string, LiveContainer>();
   /** Host worktree path → its phase's container, until collect(). */
   private readonly phases = new Map<string, Phase>();
+  /** Started by startEarly(), until create() takes it. */
+  private early?: EarlyStart;
 
   constructor(private readonly opts: ContainerSandboxOptions) {}
 
@@ -241,23 +264,109 @@ export class ContainerSandbox {
       rmSync(envFile, { force: true });
     }
     this.live.clear();
+    if (this.early !== undefined) rmSync(this.early.dir, { recursive: true, force: true });
+    this.early = undefined;
+  }
+
+  /**
+   * Starts the container of the run's one phase, on `branch` from `base`, before Sandcastle asks for it: `podman run`
+   * and the exec server's start then overlap the child's checks, Sandcastle's worktree and its set-up (ADR 0052).
+   * create() takes it when it is the container asked for; a start nobody takes is removed like any other.
+   */
+  startEarly(branch: string, base: string): void {
+    if (this.seq !== 0) return;
+    const started = this.start({ seq: ++this.seq, branch, startAt: base, worktreePath: DEFAULT_WORKTREE_PATH, env: { HOME: SANDBOX_HOME } }).then(
+      (container) => ({ container }),
+      (error: unknown) => ({ error }),
+    );
+    this.early = { branch, base, dir: join(this.opts.workDir, this.opts.runId), started };
   }
 
   private async create(options: BindMountCreateOptions, worktree: PhaseWorktree): Promise<BindMountSandboxHandle> {
-    const { cli } = this.opts;
-    // Taken before any await: phases (parallel implementers) are created concurrently.
-    const seq = ++this.seq;
-    const name = seq === 1 ? this.opts.runId : `${this.opts.runId}-${seq}`;
     const worktreePath = options.mounts.find((m) => m.hostPath === options.worktreePath)?.sandboxPath ?? DEFAULT_WORKTREE_PATH;
+    const env = { ...options.env, HOME: SANDBOX_HOME };
+    const early = this.early;
+    this.early = undefined;
+    let started = early === undefined ? undefined : await this.takeEarly(early, worktree.branch, worktreePath, env);
+    // Without an early container the number is taken before any await: phases (parallel implementers) are created concurrently.
+    started ??= await this.start({ seq: ++this.seq, branch: worktree.branch, worktreePath, env });
+    const { name, channel } = started;
+    const phase: Phase = { name, repository: started.repository };
+    this.phases.set(options.worktreePath, phase);
+    try {
+      // Through an exec's stdin into the tmpfs home: never on an argv, never on a disk.
+      for (const file of this.opts.homeFiles) await this.stream(name, copyInCommand(`${SANDBOX_HOME}/${file.path}`), { input: file.content });
+    } catch (error) {
+      this.phases.delete(options.worktreePath);
+      await started.undo();
+      throw new Error(`writing the agent's config into the container failed: ${messageOf(error)}`);
+    }
+    return {
+      worktreePath,
+      exec: (command, execOpts) => this.exec(name, command, execOpts),
+      copyFileIn: (hostPath, sandboxPath) => this.copy(name, copyInCommand(sandboxPath), { from: hostPath }),
+      copyFileOut: async (sandboxPath, hostPath) => {
+        await mkdir(dirname(hostPath), { recursive: true });
+        await this.copy(name, copyOutCommand(sandboxPath), { to: hostPath });
+      },
+      close: async () => {
+        await this.handOff(phase, worktreePath);
+        channel.expectEnd();
+        // Awaited by collect(), which takes the branch from the bundle meanwhile.
+        phase.removal = this.remove(name, phase.repository).catch((error: unknown) => ({ problem: messageOf(error) }));
+      },
+    };
+  }
+
+  /**
+   * The early container, given the phase's env, when it is the one asked for: the same branch, mounted where Sandcastle
+   * wants it, and the host's branch (made by Sandcastle meanwhile, when it was new) where its repository started.
+   * Otherwise it is removed and the phase gets a container of its own.
+   */
+  private async takeEarly(early: EarlyStart, branch: string, worktreePath: string, env: Record<string, string>): Promise<Started | undefined> {
+    const outcome = await early.started;
+    const fits = branch === early.branch && worktreePath === DEFAULT_WORKTREE_PATH;
+    if ("error" in outcome) {
+      // The same start would fail the same way.
+      if (fits) throw outcome.error;
+      return undefined;
+    }
+    const container = outcome.container;
+    try {
+      if (fits && (await resolveCommit(this.opts.repo, branchRef(branch))) === early.base) {
+        await fillEnvFile(container.envFile, env);
+        return container;
+      }
+    } catch (error) {
+      await container.undo();
+      throw error;
+    }
+    await container.undo();
+    return undefined;
+  }
+
+  /** A container for one phase, up to its exec server's connection and its agent's repository made. */
+  private async start(spec: { seq: number; branch: string; worktreePath: string; env: Record<string, string>; startAt?: string }): Promise<Started> {
+    const { cli } = this.opts;
+    const { seq, worktreePath } = spec;
+    const name = seq === 1 ? this.opts.runId : `${this.opts.runId}-${seq}`;
     await mkdir(this.opts.workDir, { recursive: true, mode: 0o700 });
     const dir = join(this.opts.workDir, name);
-    const plan = await planAgentRepository({ repo: this.opts.repo, commonDir: this.opts.commonDir, branch: worktree.branch, dir, user: this.opts.user });
+    const repositoryOpts = {
+      repo: this.opts.repo,
+      commonDir: this.opts.commonDir,
+      branch: spec.branch,
+      dir,
+      user: this.opts.user,
+      ...(spec.startAt !== undefined ? { startAt: spec.startAt } : {}),
+    };
+    const plan = await planAgentRepository(repositoryOpts);
     // Made while its container starts (it mounts the directory, empty until then); never rejects, awaited below.
-    const making = makeAgentRepository(plan).then(
+    const making = makeAgentRepository(repositoryOpts, plan).then(
       (repository) => ({ repository }),
       (error: unknown) => ({ error }),
     );
-    const envFile = await writeEnvFile(this.opts.runDir, `${name}.env`, { ...options.env, HOME: SANDBOX_HOME }, this.opts.user);
+    const envFile = await writeEnvFile(this.opts.runDir, `${name}.env`, spec.env, this.opts.user);
     let channel: ExecChannel;
     try {
       // Short names: a unix socket's path holds at most 107 bytes.
@@ -275,7 +384,7 @@ export class ContainerSandbox {
     this.live.set(name, { envFile, channel });
     // A half-made container (name taken, mount refused, no server, no config written) must not outlive the failure.
     const undo = async (made: boolean): Promise<void> => {
-      this.phases.delete(options.worktreePath);
+      channel.expectEnd();
       if (made) await runContainerCli(cli, removeArgs(cli.engine, [name]), 30_000);
       await this.forget(name);
       await making;
@@ -317,39 +426,15 @@ export class ContainerSandbox {
       await undo(true);
       throw new Error(`${cli.engine} run failed: ${firstLine(started.stderr) || `exit ${started.code}`}`);
     }
-    let phase: Phase;
     try {
       await this.awaitServer(name, channel);
       const made = await making;
       if ("error" in made) throw made.error;
-      phase = { name, repository: made.repository };
+      return { name, channel, repository: made.repository, envFile, undo: () => undo(true) };
     } catch (error) {
       await undo(true);
       throw error;
     }
-    this.phases.set(options.worktreePath, phase);
-    try {
-      // Through an exec's stdin into the tmpfs home: never on an argv, never on a disk.
-      for (const file of this.opts.homeFiles) await this.stream(name, copyInCommand(`${SANDBOX_HOME}/${file.path}`), { input: file.content });
-    } catch (error) {
-      await undo(true);
-      throw new Error(`writing the agent's config into the container failed: ${messageOf(error)}`);
-    }
-    return {
-      worktreePath,
-      exec: (command, execOpts) => this.exec(name, command, execOpts),
-      copyFileIn: (hostPath, sandboxPath) => this.copy(name, copyInCommand(sandboxPath), { from: hostPath }),
-      copyFileOut: async (sandboxPath, hostPath) => {
-        await mkdir(dirname(hostPath), { recursive: true });
-        await this.copy(name, copyOutCommand(sandboxPath), { to: hostPath });
-      },
-      close: async () => {
-        await this.handOff(phase, worktreePath);
-        channel.expectEnd();
-        // Awaited by collect(), which takes the branch from the bundle meanwhile.
-        phase.removal = this.remove(name, phase.repository).catch((error: unknown) => ({ problem: messageOf(error) }));
-      },
-    };
   }
 
   /**

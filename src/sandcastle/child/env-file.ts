@@ -3,7 +3,7 @@
 // sourced by the shell of every exec (container-args.ts withSecretEnv): the values reach the agent's
 // environment without ever being on an argv or in the container's config (ADR 0008).
 import { constants } from "node:fs";
-import { open, rm } from "node:fs/promises";
+import { chmod, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { ContainerUser } from "../containers/container-args.js";
 import { shellQuote } from "../shell-quote.js";
@@ -37,6 +37,22 @@ export async function writeEnvFile(dir: string, fileName: string, env: Readonly<
   }
   await fh.close();
   return path;
+}
+
+/**
+ * Gives a file written before its values were known (an early container's, ADR 0052) those values, in place: the
+ * container's mount holds this file, not its name. It is 0400 again before any command can read it.
+ */
+export async function fillEnvFile(path: string, env: Readonly<Record<string, string>>): Promise<void> {
+  const text = envFileText(env);
+  await chmod(path, 0o600);
+  const fh = await open(path, constants.O_WRONLY | constants.O_TRUNC | constants.O_NOFOLLOW);
+  try {
+    await fh.writeFile(text);
+  } finally {
+    await fh.close();
+  }
+  await chmod(path, 0o400);
 }
 
 export async function removeEnvFile(path: string): Promise<void> {

@@ -211,19 +211,25 @@ async function main(): Promise<never> {
     };
     checkTemplate(request.prompt_template_dir, parallel);
     hardenHostGit(request.repo_workdir, sandboxName);
-    // The engine's answer (its CLI's start, the image lookup) takes as long as git's checks: both at once, before anything is made.
+    // The engine's answer (its CLI's start, the image lookup) takes as long as git's checks: both at once.
     const sandboxReady = checkSandboxAvailable(sandboxName, site);
     sandboxReady.catch(() => {});
     const repository = await checkRepository(request.repo_workdir, request.branch);
     const { commonDir } = repository;
     base = runBase(request.repo_workdir, request.branch, repository);
-    await sandboxReady;
+    // The engine's check, when it fails, says more than whatever the sandbox could not do for want of it.
+    sandbox = await buildSandbox(sandboxName, site, commonDir).catch(async (error: unknown) => {
+      await sandboxReady;
+      throw error;
+    });
+    // A container takes longest to come up: it starts now, while the rest of the run's set-up goes on (ADR 0052).
+    // Should the engine's check fail, the run ends with its message and the container is removed with the run.
+    if (!parallel) sandbox.startEarly?.(request.branch, base.base);
     checkAgentAvailable(request, runsOnHost(sandboxName), config.env);
     await excludeSandcastleDir(commonDir).catch(() => {});
 
     const sc = await sandcastle;
     controller.signal.throwIfAborted();
-    sandbox = await buildSandbox(sandboxName, site, commonDir);
     // One agent at a time whose output the child reads itself: the script agent on the host, one phase.
     if (request.agent === "script" && sandbox.runsOnHost && !parallel) stream = AgentStream.open(site.runDir, printer, loaded.scrubber);
     const agent = buildAgent(sc, request, { ...setup?.env, ...sandbox.agentEnv }, sandbox.runsOnHost, {
@@ -243,6 +249,8 @@ async function main(): Promise<never> {
       ...(stream ? { stream } : {}),
       output,
       refused,
+      // Awaited before the first agent starts: its worktree meanwhile.
+      sandboxReady,
     };
     const outcome = parallel ? await runParallelPlanner(ctx) : await runSingle(ctx);
     controller.signal.throwIfAborted();

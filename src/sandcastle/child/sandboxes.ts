@@ -36,6 +36,8 @@ export interface SandboxChoice {
    * undefined for sandboxes whose agent wrote the host repository itself (its commits are already there).
    */
   collect?(worktree: PhaseWorktree): Promise<PhaseCollection | undefined>;
+  /** docker/podman: the container of a run's one phase on `branch` (from `base`) starts now, before Sandcastle asks for it (ADR 0052). */
+  startEarly?(branch: string, base: string): void;
   /** The agent runs on the host (noSandbox): its CLI must be on the host's PATH. */
   readonly runsOnHost: boolean;
   /** The env the agent gets: the run's, less what opens the provider itself (vercel/daytona credentials). */
@@ -219,6 +221,7 @@ export async function buildSandbox(name: SandboxName, site: SandboxSite, commonD
       return {
         ...remote(name, way.proxy !== undefined ? { ...agentEnv, ...PROXY_ENV } : agentEnv, (worktree) => containers.provider(worktree), dispose),
         collect: (worktree) => containers.collect(worktree),
+        startEarly: (branch, base) => containers.startEarly(branch, base),
       };
     }
     const custom = customProviderName(name);

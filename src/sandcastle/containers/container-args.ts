@@ -110,6 +110,8 @@ export function runArgs(spec: RunSpec): string[] {
     "run",
     "--detach",
     "--rm",
+    // Only an image that is here: a run never reaches a registry (the image check names a missing one).
+    "--pull=never",
     `--name=${spec.name}`,
     ...Object.entries(spec.labels).map(([k, v]) => `--label=${k}=${v}`),
     ...isolationArgs(spec),

@@ -1,9 +1,10 @@
 // The container provider's handle contract on real podman, called the way Sandcastle calls it: exec with
 // streamed lines, stdin and cwd; files in and out (the tmpfs home included, binary-safe); sudo refused;
 // close ends the container through its server and removes its secret file (collect() waits for that); disposeSync
-// removes what is still open; a container ends itself at the run's end.
+// removes what is still open; a container ends itself at the run's end; a container started early (ADR 0052) is the
+// one create() gets when it fits, and is removed when it does not or when nobody takes it.
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -69,8 +70,8 @@ function setup(
   return { sandbox, runDir, worktree, agentRepo: (name) => join(workDir, name) };
 }
 
-async function open(sandbox: ContainerSandbox, worktree: string, env: Record<string, string>): Promise<BindMountSandboxHandle> {
-  const provider = sandbox.provider({ branch: BRANCH, worktreePath: worktree }) as unknown as {
+async function open(sandbox: ContainerSandbox, worktree: string, env: Record<string, string>, branch = BRANCH): Promise<BindMountSandboxHandle> {
+  const provider = sandbox.provider({ branch, worktreePath: worktree }) as unknown as {
     create(o: BindMountCreateOptions): Promise<BindMountSandboxHandle>;
   };
   return provider.create({ worktreePath: worktree, hostRepoPath: worktree, mounts: [{ hostPath: worktree, sandboxPath: "/home/agent/workspace" }], env });
@@ -166,5 +167,60 @@ describe.skipIf(skipContainers)("container provider handle (real podman)", { tim
     // Not before its time (a second of rounding up), and soon after it.
     expect(Date.now()).toBeGreaterThanOrEqual(endsBy - 1000);
     expect(Date.now()).toBeLessThan(endsBy + 20_000);
+  });
+
+  it("a container started early is the one create() gets: on a branch the host made meanwhile, with the phase's env given before any command", async () => {
+    const runId = `run-provider-${Math.random().toString(36).slice(2, 8)}`;
+    const { sandbox, runDir, worktree, agentRepo } = setup(runId);
+    const repo = join(dirs.at(-1)!, "repo");
+    const head = gitOut(repo, "rev-parse", "HEAD");
+    sandbox.startEarly("agent/early", head);
+    await waitFor(() => runContainerIds(runId).length === 1, 60_000, () => "the early container");
+    // As Sandcastle's worktree does for a new branch, while the container comes up.
+    gitOut(repo, "branch", "agent/early", head);
+    const handle = await open(sandbox, worktree, { TOKEN_X: "early-value" }, "agent/early");
+    expect(runContainerIds(runId)).toHaveLength(1);
+    expect(await handle.exec('printf "%s %s\\n" "$TOKEN_X" "$HOME"; git rev-parse --abbrev-ref HEAD; git rev-parse HEAD')).toMatchObject({
+      exitCode: 0,
+      stdout: `early-value /home/agent\nagent/early\n${head}\n`,
+    });
+    expect(statSync(join(runDir, `${runId}.env`)).mode & 0o777).toBe(0o400);
+    expect(existsSync(join(agentRepo(runId), ".git"))).toBe(true);
+    await handle.close();
+    await sandbox.collect({ branch: "agent/early", worktreePath: worktree }).catch(() => undefined);
+    await containersGone(runId);
+  });
+
+  it("an early container that does not fit is removed: the host's branch moved meanwhile, so the phase gets a container of its own", async () => {
+    const runId = `run-provider-${Math.random().toString(36).slice(2, 8)}`;
+    const { sandbox, worktree, agentRepo } = setup(runId);
+    const repo = join(dirs.at(-1)!, "repo");
+    const head = gitOut(repo, "rev-parse", "HEAD");
+    sandbox.startEarly(BRANCH, head);
+    await waitFor(() => runContainerIds(runId).length === 1, 60_000, () => "the early container");
+    writeFileSync(join(repo, "moved.txt"), "moved\n");
+    gitOut(repo, "add", "moved.txt");
+    gitOut(repo, "commit", "-q", "-m", "moved");
+    gitOut(repo, "branch", "-f", BRANCH, "HEAD");
+    const moved = gitOut(repo, "rev-parse", "HEAD");
+    const handle = await open(sandbox, worktree, {});
+    expect(await handle.exec("git rev-parse HEAD")).toMatchObject({ exitCode: 0, stdout: `${moved}\n` });
+    expect(runContainerIds(runId)).toHaveLength(1);
+    expect((inspect(`${runId}-2`).State as { Running: boolean }).Running).toBe(true);
+    expect(existsSync(agentRepo(runId))).toBe(false);
+    await handle.close();
+    await sandbox.collect({ branch: BRANCH, worktreePath: worktree }).catch(() => undefined);
+    await containersGone(runId);
+  });
+
+  it("disposeSync removes an early container nobody took, and its agent's repository", async () => {
+    const runId = `run-provider-${Math.random().toString(36).slice(2, 8)}`;
+    const { sandbox, runDir, agentRepo } = setup(runId);
+    sandbox.startEarly(BRANCH, gitOut(join(dirs.at(-1)!, "repo"), "rev-parse", "HEAD"));
+    await waitFor(() => runContainerIds(runId).length === 1, 60_000, () => "the early container");
+    sandbox.disposeSync();
+    await containersGone(runId);
+    expect(existsSync(agentRepo(runId))).toBe(false);
+    expect(existsSync(join(runDir, `${runId}.env`))).toBe(false);
   });
 });

@@ -238,7 +238,7 @@ describe.skipIf(skipContainers)("runs in real podman containers", { timeout: 300
     expect(gitIn(repo, "rev-parse", "agent/own-cli")).toBe(result.commits[0]!.sha);
     const argv = readFileSync(calls, "utf8").split("\n");
     expect(argv).toEqual(expect.arrayContaining([expect.stringMatching(/^image exists /)]));
-    expect(argv.some((a) => a.startsWith(`run --detach --rm --name=${run.runId} `))).toBe(true);
+    expect(argv.some((a) => a.startsWith(`run --detach --rm --pull=never --name=${run.runId} `))).toBe(true);
     // The container ended through its server (ADR 0051): no `rm` was needed.
     expect(argv.filter((a) => a.startsWith("rm "))).toEqual([]);
     // Every command in the container went over its exec channel (ADR 0049): no `exec` through the CLI.

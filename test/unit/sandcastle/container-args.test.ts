@@ -96,11 +96,12 @@ describe("isolation flags", () => {
 });
 
 describe("run, exec and housekeeping argv", () => {
-  it("run: name, labels, isolation, mounts (template and secret file read-only), workdir, entrypoint, image, command", () => {
+  it("run: never a pull; name, labels, isolation, mounts (template and secret file read-only), workdir, entrypoint, image, command", () => {
     expect(runArgs(spec())).toEqual([
       "run",
       "--detach",
       "--rm",
+      "--pull=never",
       "--name=run-0b6f",
       "--label=io.sandcastle-queue.run-id=run-0b6f",
       "--label=io.sandcastle-queue.deployment={scq}@redis://127.0.0.1:6379/",
