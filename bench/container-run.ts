@@ -3,8 +3,8 @@
 //                        by hand (git worktree add, podman run --rm with the run's isolation flags and mounts, the
 //                        commit, git worktree remove); alternating pairs; and where one run's time goes, phase by phase
 //                        (from the job, the session log's entry times and podman's own events)
-//   first-line           enqueue → the agent's first line readable in the session log (what SSE serves), against a
-//                        podman run --rm of the same image printing its first line
+//   first-line           enqueue → the agent's first line readable in the session log (what SSE serves), for an agent
+//                        whose first act is that line, against a podman run --rm of the same image printing it
 //   retained-footprint   a run's retained workspace on a repository with 60 MB of history: its git dir against the
 //                        checked-out files plus the objects the run itself created
 //   agent-image          the sandbox image's size, and what a rebuild with an unchanged recipe costs
@@ -25,7 +25,19 @@ import { withWorkers, type BenchContext } from "./sandcastle-run.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const COMMIT_TEMPLATE = join(ROOT, "test/fixtures/sandcastle/container-commit");
+/** An agent whose first act is its line, as the by-hand side's `echo` (the commit agent's line came after its commit). */
+const FIRST_LINE_TEMPLATE = join(ROOT, "test/fixtures/sandcastle/container-first-line");
 const AGENT_UID = 1000;
+/**
+ * Each measurement, by hand or queued, starts on a machine at rest: the previous run's tail (its container's end, its
+ * workspace kept, the worker's next spare child starting) done. Otherwise that tail slows the next by-hand side and
+ * meets the next queued run with a child still starting, which no run minutes after the last one meets.
+ */
+const SETTLE_MS = 2000;
+const settled = <T>(measure: (rep: number) => Promise<T>) => async (rep: number): Promise<T> => {
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
+  return measure(rep);
+};
 const LIMITS = { memory: "512m", cpus: 1, pids: 256 };
 
 const engineEnv = (): NodeJS.ProcessEnv => ({ ...process.env });
@@ -207,11 +219,11 @@ export async function benchContainerOverhead(ctx: BenchContext): Promise<object>
       byHand(r, 0, HAND_COMMIT);
       return alternatePairs(
         reps,
-        async (rep) => byHand(r, rep + 1, HAND_COMMIT),
-        async () => {
+        settled(async (rep) => byHand(r, rep + 1, HAND_COMMIT)),
+        settled(async () => {
           last = await queuedRun(ctx, r, events);
           return last.ms;
-        },
+        }),
       );
     });
     return { ...queuedAgainstByHand("container_run_overhead", reps, pairs, 3), last_run_phases_ms: last ? await phases(ctx, last) : null };
@@ -247,11 +259,15 @@ export async function benchFirstLine(ctx: BenchContext): Promise<object> {
   try {
     const pairs = await withWorkers(ctx, r, async (events) => {
       await queuedRun(ctx, r, events);
-      return alternatePairs(reps, () => firstLineByHand(), async () => {
-        const run = await queuedRun(ctx, r, events);
-        const at = (await lineTimes(ctx, run.session, run.started)).find((l) => /committed in-container\.txt|uid=/.test(l.line))?.at;
-        return at ?? Number.NaN;
-      });
+      return alternatePairs(
+        reps,
+        settled(() => firstLineByHand()),
+        settled(async () => {
+          const run = await queuedRun(ctx, r, events, FIRST_LINE_TEMPLATE);
+          const at = (await lineTimes(ctx, run.session, run.started)).find((l) => /(^|\s)first-line$/.test(l.line))?.at;
+          return at ?? Number.NaN;
+        }),
+      );
     });
     return queuedAgainstByHand("time_to_first_line", reps, pairs, 1.5);
   } finally {

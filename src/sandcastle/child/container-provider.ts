@@ -271,15 +271,19 @@ export class ContainerSandbox {
   /**
    * Starts the container of the run's one phase, on `branch` from `base`, before Sandcastle asks for it: `podman run`
    * and the exec server's start then overlap the child's checks, Sandcastle's worktree and its set-up (ADR 0052).
-   * create() takes it when it is the container asked for; a start nobody takes is removed like any other.
+   * create() takes it when it is the container asked for; a start nobody takes is removed like any other. Resolves once
+   * `podman run` is under way (or the start failed before): what comes next must not delay it.
    */
-  startEarly(branch: string, base: string): void {
-    if (this.seq !== 0) return;
-    const started = this.start({ seq: ++this.seq, branch, startAt: base, worktreePath: DEFAULT_WORKTREE_PATH, env: { HOME: SANDBOX_HOME } }).then(
-      (container) => ({ container }),
-      (error: unknown) => ({ error }),
-    );
-    this.early = { branch, base, dir: join(this.opts.workDir, this.opts.runId), started };
+  startEarly(branch: string, base: string): Promise<void> {
+    if (this.seq !== 0) return Promise.resolve();
+    return new Promise((spawned) => {
+      const started = this.start({ seq: ++this.seq, branch, startAt: base, worktreePath: DEFAULT_WORKTREE_PATH, env: { HOME: SANDBOX_HOME }, spawned }).then(
+        (container) => ({ container }),
+        (error: unknown) => ({ error }),
+      );
+      void started.then(() => spawned());
+      this.early = { branch, base, dir: join(this.opts.workDir, this.opts.runId), started };
+    });
   }
 
   private async create(options: BindMountCreateOptions, worktree: PhaseWorktree): Promise<BindMountSandboxHandle> {
@@ -346,7 +350,15 @@ export class ContainerSandbox {
   }
 
   /** A container for one phase, up to its exec server's connection and its agent's repository made. */
-  private async start(spec: { seq: number; branch: string; worktreePath: string; env: Record<string, string>; startAt?: string }): Promise<Started> {
+  private async start(spec: {
+    seq: number;
+    branch: string;
+    worktreePath: string;
+    env: Record<string, string>;
+    startAt?: string;
+    /** Called once `<cli> run` is spawned. */
+    spawned?: () => void;
+  }): Promise<Started> {
     const { cli } = this.opts;
     const { seq, worktreePath } = spec;
     const name = seq === 1 ? this.opts.runId : `${this.opts.runId}-${seq}`;
@@ -421,7 +433,9 @@ export class ContainerSandbox {
       await undo(false);
       throw error;
     }
-    const started = await runContainerCli(cli, args, START_TIMEOUT_MS);
+    const running = runContainerCli(cli, args, START_TIMEOUT_MS);
+    spec.spawned?.();
+    const started = await running;
     if (started.code !== 0) {
       await undo(true);
       throw new Error(`${cli.engine} run failed: ${firstLine(started.stderr) || `exit ${started.code}`}`);

@@ -163,8 +163,9 @@ function installProcessHandlers(): void {
 async function main(): Promise<never> {
   printer.captureOutput();
   const args = parseArgs(process.argv.slice(2));
-  // A spare: everything loaded before its run is known, so the run starts on a warm process.
-  const handoff = args.ok && args.configPath === null ? await awaitHandoff(import("@ai-hero/sandcastle")) : undefined;
+  // A spare: everything loaded before its run is known (the container provider too), so the run starts on a warm process.
+  const handoff =
+    args.ok && args.configPath === null ? await awaitHandoff(Promise.all([import("@ai-hero/sandcastle"), import("./container-provider.js")])) : undefined;
   if (handoff === null) return exitWhenFlushed(0); // its worker let it go (or died) before giving it a run
   installProcessHandlers();
 
@@ -224,7 +225,7 @@ async function main(): Promise<never> {
     });
     // A container takes longest to come up: it starts now, while the rest of the run's set-up goes on (ADR 0052).
     // Should the engine's check fail, the run ends with its message and the container is removed with the run.
-    if (!parallel) sandbox.startEarly?.(request.branch, base.base);
+    if (!parallel) await sandbox.startEarly?.(request.branch, base.base);
     checkAgentAvailable(request, runsOnHost(sandboxName), config.env);
     await excludeSandcastleDir(commonDir).catch(() => {});
 

@@ -3,7 +3,8 @@
 // real Redis. What a container run must hold to, checked where it can be seen: git (the commit),
 // `ps` on the host, `podman inspect`, the run directory.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
@@ -245,6 +246,23 @@ describe.skipIf(skipContainers)("runs in real podman containers", { timeout: 300
     expect(argv.filter((a) => a.startsWith("exec "))).toEqual([]);
     expect(argv.join("\n")).not.toContain(SECRET_VALUE);
     await containersGone(run.runId);
+  });
+
+  it("a run that fails after its container started early (its branch held by another run): the container and the agent's repository are gone", async () => {
+    await startWorker();
+    // Another run's claim on the branch (worktrees.ts), held by a live process: this one's worktree is refused.
+    const branch = "agent/claimed";
+    const claim = join(repo, ".git", `sandcastle-queue-branch-${createHash("sha256").update(branch).digest("hex").slice(0, 20)}.lock`);
+    writeFileSync(claim, `${process.pid}\n${branch}\n`);
+    try {
+      const run = await enqueueWaiting(request({ branch }));
+      const result = await run.result();
+      expect(result, result.message ?? "").toMatchObject({ status: "failed", message: expect.stringMatching(/in use by another run/) });
+      await containersGone(run.runId);
+      expect(existsSync(join(s.runsDir, run.runId, "agent", run.runId))).toBe(false);
+    } finally {
+      rmSync(claim, { force: true });
+    }
   });
 
   it("a container of a finished run still there after its result (an engine whose own --rm failed) is removed by the worker within seconds", async () => {
