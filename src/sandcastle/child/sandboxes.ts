@@ -36,7 +36,10 @@ export interface SandboxChoice {
    * undefined for sandboxes whose agent wrote the host repository itself (its commits are already there).
    */
   collect?(worktree: PhaseWorktree): Promise<PhaseCollection | undefined>;
-  /** docker/podman: the container of a run's one phase on `branch` (from `base`) starts now, before Sandcastle asks for it (ADR 0052); resolves once it is under way. */
+  /**
+   * docker/podman: the container of a run's one phase on `branch` (from `base`) starts now, before Sandcastle asks for
+   * it (ADR 0052); resolves once it is under way.
+   */
   startEarly?(branch: string, base: string): Promise<void>;
   /** The agent runs on the host (noSandbox): its CLI must be on the host's PATH. */
   readonly runsOnHost: boolean;
