@@ -146,7 +146,6 @@ interface Started {
 /** The run's first container, started before Sandcastle asked for one (ADR 0052). */
 interface EarlyStart {
   readonly branch: string;
-  readonly base: string;
   /** Its agent's repository on the host. */
   readonly dir: string;
   /** Never rejects. */
@@ -282,7 +281,7 @@ export class ContainerSandbox {
         (error: unknown) => ({ error }),
       );
       void started.then(() => spawned());
-      this.early = { branch, base, dir: join(this.opts.workDir, this.opts.runId), started };
+      this.early = { branch, dir: join(this.opts.workDir, this.opts.runId), started };
     });
   }
 
@@ -337,7 +336,7 @@ export class ContainerSandbox {
     }
     const container = outcome.container;
     try {
-      if (fits && (await resolveCommit(this.opts.repo, branchRef(branch))) === early.base) {
+      if (fits && (await resolveCommit(this.opts.repo, branchRef(branch))) === container.repository.base) {
         await fillEnvFile(container.envFile, env);
         return container;
       }

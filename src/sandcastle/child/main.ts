@@ -218,15 +218,18 @@ async function main(): Promise<never> {
     const repository = await checkRepository(request.repo_workdir, request.branch);
     const { commonDir } = repository;
     base = runBase(request.repo_workdir, request.branch, repository);
-    // The engine's check, when it fails, says more than whatever the sandbox could not do for want of it.
-    sandbox = await buildSandbox(sandboxName, site, commonDir).catch(async (error: unknown) => {
+    // The engine's check, when it fails, says more than whatever else failed for want of it.
+    const engineFirst = async (error: unknown): Promise<never> => {
       await sandboxReady;
       throw error;
-    });
+    };
+    sandbox = await buildSandbox(sandboxName, site, commonDir).catch(engineFirst);
+    await Promise.resolve()
+      .then(() => checkAgentAvailable(request, runsOnHost(sandboxName), config.env))
+      .catch(engineFirst);
     // A container takes longest to come up: it starts now, while the rest of the run's set-up goes on (ADR 0052).
     // Should the engine's check fail, the run ends with its message and the container is removed with the run.
     if (!parallel) await sandbox.startEarly?.(request.branch, base.base);
-    checkAgentAvailable(request, runsOnHost(sandboxName), config.env);
     await excludeSandcastleDir(commonDir).catch(() => {});
 
     const sc = await sandcastle;
