@@ -11,6 +11,12 @@ const running = (child: StartedChild) => child.nodeChildProcess.exitCode === nul
 
 /** A spare has no run yet: it works where nothing of a run is (the hand-over moves it to the run's repository). */
 const SPARE_CWD = "/";
+/**
+ * The next spare starts this long after one was taken, or at its run's result if that comes first (RunEnd): by then the
+ * run's own start-up is over (a container run's agent starts within ~0.5–1.5 s on 2 cores), and any real agent works
+ * far longer, so the next run of a backlog starts on a warm child without a spare's start slowing this run's.
+ */
+export const REFILL_AFTER_TAKE_MS = 3000;
 
 export class ChildSpare {
   private spare: StartedChild | null = null;
@@ -40,6 +46,7 @@ export class ChildSpare {
     const spare = this.spare;
     if (spare === null || !running(spare) || spare.stdin === null) return null;
     this.spare = null;
+    setTimeout(() => this.refill(), REFILL_AFTER_TAKE_MS).unref();
     // Should it die this instant, supervise() sees it exit: the write must not throw on the way.
     spare.stdin.on("error", () => {});
     spare.stdin.write(`${JSON.stringify(handoff)}\n`);

@@ -1,6 +1,7 @@
 // The spare run child (child-spare.ts) of a real worker process with the built-in child: started before any run,
 // taken by the next run (the run's child is that very process), started again after it; a spare that died is
-// replaced and the run starts a child of its own; the spare goes with its worker, stopped or SIGKILLed.
+// replaced and the run starts a child of its own; the next spare starts while a long run still works; the spare goes
+// with its worker, stopped or SIGKILLed.
 import { execFileSync } from "node:child_process";
 import { resolve, join } from "node:path";
 import { writeFileSync } from "node:fs";
@@ -10,6 +11,7 @@ import { CliProcess, lastJsonLine, runCli, stopAllCli, waitFor } from "../../hel
 import { makeGitRepo, RunScope } from "../../helpers/run-scope.js";
 
 const COMMIT_FILE = resolve(import.meta.dirname, "../../fixtures/sandcastle/commit-file");
+const LONG_SLEEP = resolve(import.meta.dirname, "../../fixtures/sandcastle/long-sleep");
 let s: RunScope;
 let repo: string;
 
@@ -86,6 +88,26 @@ describe("the spare run child", () => {
     expect(childPids(w)[1]).not.toBe(second);
     await waitFor(() => psChildren(w.pid).length === 1, 20_000, () => "a spare again");
   }, 180_000);
+
+  it("the next spare starts while a long run's agent still works, not only at its result", async () => {
+    const w = new CliProcess(["worker"], s.env({ SANDCASTLE_BIN: "", LOG_LEVEL: "info" }));
+    await w.waitForOutput(/workers running/);
+    await waitFor(() => psChildren(w.pid).length === 1, 20_000, () => "a spare of the worker");
+    const [first] = psChildren(w.pid);
+    const request = s.request(
+      { session_id: "spare-long", agent: "script", sandbox: "noSandbox", dry_run: true, prompt_template_dir: LONG_SLEEP, repo_workdir: repo, branch: "agent/long" },
+      { SLEEP_FOR: "20", OUT_DIR: s.outDir },
+    );
+    const queued = await runCli(["enqueue", "sandcastle-run", "--request", "-"], s.env(), { input: JSON.stringify(request) });
+    expect(queued.code, queued.stderr).toBe(0);
+    await waitFor(() => childPids(w).length === 1, 20_000, () => "the run's child");
+    expect(childPids(w)).toEqual([first]);
+    // Seconds into the agent's 20 s: a new spare, while the run is still active.
+    await waitFor(() => psChildren(w.pid).some((pid) => pid !== first), 15_000, () => "a spare while the run works");
+    expect(alive(first!)).toBe(true);
+    const runId = (JSON.parse(queued.stdout.trim().split("\n")[0]!) as { job_id: string }).job_id;
+    expect((await runCli(["cancel", runId], s.env())).code).toBe(0);
+  }, 120_000);
 
   it("goes with its worker: stopped with it, and by itself when the worker is SIGKILLed", async () => {
     const stopped = new CliProcess(["worker"], s.env({ SANDCASTLE_BIN: "" }));
