@@ -95,7 +95,15 @@ describe("the spare run child", () => {
     await waitFor(() => psChildren(w.pid).length === 1, 20_000, () => "a spare of the worker");
     const [first] = psChildren(w.pid);
     const request = s.request(
-      { session_id: "spare-long", agent: "script", sandbox: "noSandbox", dry_run: true, prompt_template_dir: LONG_SLEEP, repo_workdir: repo, branch: "agent/long" },
+      {
+        session_id: "spare-long",
+        agent: "script",
+        sandbox: "noSandbox",
+        dry_run: true,
+        prompt_template_dir: LONG_SLEEP,
+        repo_workdir: repo,
+        branch: "agent/long",
+      },
       { SLEEP_FOR: "20", OUT_DIR: s.outDir },
     );
     const queued = await runCli(["enqueue", "sandcastle-run", "--request", "-"], s.env(), { input: JSON.stringify(request) });
