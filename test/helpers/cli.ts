@@ -1,6 +1,7 @@
 // Run the compiled CLI as a real process (tests build first: `pretest`), and stop every process we start.
 import { spawn, type ChildProcess } from "node:child_process";
-import { resolve } from "node:path";
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { shellQuote } from "../../src/sandcastle/shell-quote.js";
 
 export const CLI = resolve(import.meta.dirname, "../../dist/src/cli/main.js");
@@ -11,9 +12,25 @@ export interface CliResult {
   stderr: string;
 }
 
+/**
+ * The state dir of this test process's CLIs (XDG_STATE_HOME), inside the run's own (global-setup.ts): the user's list
+ * of embedded Redis servers and the default ledgers live there, so a test's service is never in the real user's list,
+ * nor seen by another test file running beside this one.
+ */
+function testStateHome(): string | undefined {
+  const root = process.env.SCQ_TEST_STATE_ROOT;
+  if (root === undefined) return undefined;
+  const dir = join(root, String(process.pid));
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 /** Env for a CLI child: only what the test gives plus PATH/HOME, so the developer's env cannot leak in. */
 export function cliEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: "warn" };
+  // A test that gives a HOME of its own means that home's state dir.
+  const state = "HOME" in extra ? undefined : testStateHome();
+  if (state !== undefined) env.XDG_STATE_HOME = state;
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
   return env;
 }

@@ -1,6 +1,9 @@
 // One isolated Redis for the whole run unless REDIS_URL is given, or SCQ_TEST_REDIS=container: a Redis started by
 // testcontainers on a Docker-compatible engine (DOCKER_HOST; podman's, by scripts/test-with-testcontainers.sh).
 // Each test then works under its own key prefix, so files can share the server.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startRedisServer } from "./redis-server.js";
 
@@ -14,6 +17,17 @@ declare module "vitest" {
 export const TEST_RUN_LABEL = "io.sandcastle-queue.test-run";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // Where each test process's CLIs keep their state (cli.ts): never the real user's; the test processes inherit it.
+  const stateRoot = mkdtempSync(join(tmpdir(), "scq-state-"));
+  process.env.SCQ_TEST_STATE_ROOT = stateRoot;
+  const teardown = await redisFor(project);
+  return async () => {
+    await teardown();
+    rmSync(stateRoot, { recursive: true, force: true });
+  };
+}
+
+async function redisFor(project: TestProject): Promise<() => Promise<void>> {
   const mode = process.env.SCQ_TEST_REDIS;
   if (mode !== undefined && mode !== "" && mode !== "container") {
     throw new Error(
