@@ -1,6 +1,6 @@
 // Run the compiled CLI as a real process (tests build first: `pretest`), and stop every process we start.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { shellQuote } from "../../src/sandcastle/shell-quote.js";
 
@@ -17,12 +17,13 @@ export interface CliResult {
  * of embedded Redis servers and the default ledgers live there, so a test's service is never in the real user's list,
  * nor seen by another test file running beside this one.
  */
+let stateHome: string | undefined;
 function testStateHome(): string | undefined {
   const root = process.env.SCQ_TEST_STATE_ROOT;
   if (root === undefined) return undefined;
-  const dir = join(root, String(process.pid));
-  mkdirSync(dir, { recursive: true });
-  return dir;
+  // Not named after the pid: pids come round again within one run.
+  stateHome ??= mkdtempSync(join(root, "p-"));
+  return stateHome;
 }
 
 /** Env for a CLI child: only what the test gives plus PATH/HOME, so the developer's env cannot leak in. */

@@ -150,12 +150,17 @@ describe("other endpoints", () => {
     };
     const first = await call("POST", "/v1/margot-intents", admin, completion);
     expect(first).toMatchObject({ status: 201, body: { job_id: `intent-${completion.interaction_id}`, duplicate: false } });
-    expect((await call("POST", "/v1/margot-intents", admin, completion)).body).toMatchObject({ job_id: first.body.job_id, duplicate: true });
+    const job = await finished("margot-intent", first.body.job_id);
+    expect(job.result).toMatchObject({ interaction_id: completion.interaction_id, status: "informational" });
+    // Again once decided: the same job id, whose new job answers duplicate with where the interaction stands now.
+    // (Before the first job finished, the repeat would be that very job: which of the two it meets is a race.)
+    const again = await call("POST", "/v1/margot-intents", admin, completion);
+    expect(again).toMatchObject({ status: 200, body: { job_id: first.body.job_id, duplicate: true } });
+    const repeat = await finished("margot-intent", first.body.job_id);
+    expect(repeat.result).toMatchObject({ interaction_id: completion.interaction_id, status: "duplicate", current_state: "informational" });
     const bad = await call("POST", "/v1/margot-intents", admin, { ...completion, originated_at: "yesterday" });
     expect(bad.status).toBe(400);
     expect(bad.body.problems).toEqual([{ field: "originated_at", problem: expect.stringMatching(/ISO 8601/) }]);
-    const job = await finished("margot-intent", first.body.job_id);
-    expect(job.result).toMatchObject({ interaction_id: completion.interaction_id, status: "informational" });
   });
 
   it("POST /v1/margot-intents with Idempotency-Key: a repeat returns the same job with the first's 201, not a second job; the key with another body is 422", async () => {
