@@ -136,7 +136,8 @@ describe("completion tailer (in-process)", () => {
     appendFileSync(path, line("r-3"));
     renameSync(path, `${path}.1`);
     writeFileSync(path, line("r-4") + line("r-5"));
-    await waitFor(() => calls.length === 5, 5000);
+    // A call is counted as it starts: its job is there once the enqueue has returned.
+    await waitFor(async () => calls.length === 5 && (await jobIds()).length === 5, 5000, () => `5 jobs (calls: ${calls.join(", ")})`);
     expect([...calls].sort()).toEqual(["r-1", "r-2", "r-3", "r-4", "r-5"]);
     expect(await jobIds()).toHaveLength(5);
   });
