@@ -224,9 +224,11 @@ async function main(): Promise<never> {
       throw error;
     };
     sandbox = await buildSandbox(sandboxName, site, commonDir).catch(engineFirst);
-    await Promise.resolve()
-      .then(() => checkAgentAvailable(request, runsOnHost(sandboxName), config.env))
-      .catch(engineFirst);
+    try {
+      checkAgentAvailable(request, runsOnHost(sandboxName), config.env);
+    } catch (error) {
+      await engineFirst(error);
+    }
     // A container takes longest to come up: it starts now, while the rest of the run's set-up goes on (ADR 0052).
     // Should the engine's check fail, the run ends with its message and the container is removed with the run.
     if (!parallel) await sandbox.startEarly?.(request.branch, base.base);
