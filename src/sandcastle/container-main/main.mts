@@ -5,6 +5,7 @@
 // port to the run's egress proxy (--egress-port, --egress-socket; ADR 0035). Plain Node, no import of the project:
 // this directory is mounted read-only into any image with `node` on PATH.
 //   node main.mjs --seconds=<n> [--exec=<socket>] [--egress-port=<port> --egress-socket=<socket>]
+import { writeSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { forwardEgress } from "./egress-forwarder.mjs";
 import { serveExecs } from "./exec-server.mjs";
@@ -12,7 +13,8 @@ import { serveExecs } from "./exec-server.mjs";
 const USAGE = "usage: main.mjs --seconds=<n> [--exec=<socket>] [--egress-port=<port> --egress-socket=<socket>]\n";
 
 function fail(): never {
-  process.stderr.write(USAGE);
+  // Written whole before the exit, whatever stderr is (a pipe, a file, a terminal).
+  writeSync(2, USAGE);
   process.exit(2);
 }
 
