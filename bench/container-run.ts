@@ -258,7 +258,8 @@ export async function benchFirstLine(ctx: BenchContext): Promise<object> {
   const r = rig();
   try {
     const pairs = await withWorkers(ctx, r, async (events) => {
-      await queuedRun(ctx, r, events);
+      // The warm-up is a run like the measured ones: the worker's spares then keep a container of their shape (ADR 0053).
+      await queuedRun(ctx, r, events, FIRST_LINE_TEMPLATE);
       return alternatePairs(
         reps,
         settled(() => firstLineByHand()),

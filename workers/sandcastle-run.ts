@@ -9,7 +9,7 @@ import { jobLogger } from "../src/log.js";
 import { createRedisClient } from "../src/redis/connect.js";
 import { StreamAppender } from "../src/redis/stream-appender.js";
 import { childCommand } from "../src/sandcastle/worker/child-command.js";
-import { ChildSpare } from "../src/sandcastle/worker/child-spare.js";
+import { ChildSpare, sweepSpareDirs } from "../src/sandcastle/worker/child-spare.js";
 import { resolveConfigDir, sweepRunDirs } from "../src/sandcastle/worker/run-dir.js";
 import { RunEnd } from "../src/sandcastle/worker/run-end.js";
 import { RunContainers } from "../src/sandcastle/containers/run-containers.js";
@@ -42,6 +42,9 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   const deployment = own.label;
   const swept = await sweepRunDirs(configDir, own, activeRunIds);
   if (swept.length > 0) log.warn({ run_ids: swept }, "removed run directories (config files, Sandcastle's logs) left by runs that are no longer active");
+  const spareHome = { configDir, runsDir: config.runsDir, deployment };
+  const spareDirs = await sweepSpareDirs(spareHome).catch(() => 0);
+  if (spareDirs > 0) log.warn({ count: spareDirs }, "removed spare directories left by workers that are gone");
 
   const childPath = deps.secretSource.PATH ?? "/usr/local/bin:/usr/bin:/bin";
   const childHome = deps.secretSource.HOME ?? "/tmp";
@@ -70,7 +73,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   // Only the built-in child can wait for its run; SANDCASTLE_BIN's program is started for each run.
   const spare =
     config.SANDCASTLE_BIN === undefined && config.sandcastleEnabled
-      ? new ChildSpare(child, { PATH: childPath, HOME: childHome, NODE_NO_WARNINGS: "1" })
+      ? new ChildSpare(child, { PATH: childPath, HOME: childHome, NODE_NO_WARNINGS: "1" }, spareHome)
       : undefined;
   const retention = new RunRetention({
     runsDir: config.runsDir,

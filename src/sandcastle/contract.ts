@@ -271,10 +271,11 @@ export const SandboxSettings = z
 export type SandboxSettings = z.infer<typeof SandboxSettings>;
 
 /**
- * What a spare child (started ahead with `--config-on-stdin`, child-spare.ts) reads as the first line of its stdin:
- * its run's config file and the directory the run works in (a spare starts elsewhere). Paths only, never a secret.
+ * What a spare child (started ahead with `--config-on-stdin`, child-spare.ts) reads as a line of its stdin: its run's
+ * config file and the directory the run works in (a spare starts elsewhere). Paths only, never a secret. `warm`: the
+ * worker moved the spare's directories to the run's, and its warm container may be the run's (ADR 0053).
  */
-export const SpareHandoff = z.object({ config: z.string().min(1), cwd: z.string().min(1) }).strict();
+export const SpareHandoff = z.object({ config: z.string().min(1), cwd: z.string().min(1), warm: z.literal(true).optional() }).strict();
 export type SpareHandoff = z.infer<typeof SpareHandoff>;
 
 /**
@@ -303,6 +304,16 @@ export const ChildConfig = z
   })
   .strict();
 export type ChildConfig = z.infer<typeof ChildConfig>;
+
+/**
+ * A spare child's first line when its worker wants a warm container (ADR 0053): the deployment's last container run's
+ * config with no env (its run id, work_dir and ends_by the spare's own), the spare's directory in SANDCASTLE_CONFIG_DIR,
+ * and the worker it waits for. Its run's hand-over line comes next.
+ */
+export const SpareWarmth = z
+  .object({ warm: z.object({ config: ChildConfig, run_dir: z.string().min(1), spare_of: z.string().min(1) }).strict() })
+  .strict();
+export type SpareWarmth = z.infer<typeof SpareWarmth>;
 
 /** In a ChildConfig's work_dir: the agent's repository of the run's own branch after its last phase, for the retained workspace. */
 export const AGENT_WORKSPACE = "workspace";

@@ -18,8 +18,9 @@ const MIN_BATCH_LINES = 100;
 const MAX_BATCH_LINES = 2000;
 const MAX_BATCH_CHARS = 1024 * 1024;
 /**
- * Fewer lines than MIN_BATCH_LINES wait this long for company, no longer: a live reader sees a lone line within it (it
- * was 200 ms, a fifth of a second on every quiet line). A flood reaches MIN_BATCH_LINES long before (ADR 0051).
+ * While a batch is on its way, fewer lines than MIN_BATCH_LINES wait this long for company, no longer (it was 200 ms, a
+ * fifth of a second on every quiet line; ADR 0051). With none on its way, a line goes on the next turn of the event
+ * loop, with whatever came in the same read (Nagle's rule; ADR 0053): a live reader sees a line after quiet at once.
  */
 const FLUSH_MS = 10;
 /** Reading pauses beyond this many outstanding batches: at most ~5 MiB of lines wait in memory. */
@@ -91,7 +92,7 @@ export class LineBatcher {
     this.batchChars += entry.length;
     const n = this.batch.length;
     if (n >= MAX_BATCH_LINES || this.batchChars >= MAX_BATCH_CHARS || (n >= MIN_BATCH_LINES && this.inFlight === 0)) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
+    else this.timer ??= setTimeout(() => this.flush(), this.inFlight === 0 ? 0 : FLUSH_MS);
   }
 
   flush(): void {

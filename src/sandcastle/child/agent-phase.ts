@@ -29,6 +29,8 @@ export interface RunContext {
   readonly output: AgentOutput;
   /** What agents of this run changed beyond their branches, none of it taken: the run's `refused_changes`. */
   readonly refused: string[];
+  /** The run's worktree when it was opened before the flow (a warm container's run, ADR 0053). */
+  readonly worktree?: Promise<Worktree>;
   /** The engine's check (checkSandboxAvailable): no agent starts before it has passed. */
   readonly sandboxReady: Promise<void>;
 }

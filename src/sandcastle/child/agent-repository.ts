@@ -58,7 +58,7 @@ async function hostRefs(repo: string): Promise<Map<string, string>> {
 }
 
 /** The host's object directory and those it borrows from (its own alternates, which git follows in turn). */
-async function objectDirs(commonDir: string): Promise<string[]> {
+export async function objectDirs(commonDir: string): Promise<string[]> {
   const own = await realpath(join(commonDir, "objects"));
   const dirs = [own];
   const alternates = await readFile(join(own, "info", "alternates"), "utf8").catch(() => "");
@@ -82,7 +82,7 @@ async function create(path: string, text: string): Promise<void> {
 }
 
 /** The agent's repository's directory, made empty, and the host's object directories it borrows: what its container mounts. */
-export async function planAgentRepository(opts: AgentRepositoryOptions): Promise<{ readonly objectDirs: readonly string[] }> {
+export async function planAgentRepository(opts: Pick<AgentRepositoryOptions, "commonDir" | "dir">): Promise<{ readonly objectDirs: readonly string[] }> {
   const dirs = await objectDirs(opts.commonDir);
   await mkdir(opts.dir, { mode: 0o755 });
   return { objectDirs: dirs };

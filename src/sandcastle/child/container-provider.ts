@@ -23,7 +23,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import {
   createBindMountSandboxProvider, type BindMountCreateOptions, type BindMountSandboxHandle, type BindMountSandboxProvider, type ExecResult,
 } from "@ai-hero/sandcastle";
@@ -38,6 +38,7 @@ import {
   execArgs,
   mainProcessArgv,
   removeArgs,
+  renameArgs,
   runArgs,
   runLabels,
   SANDBOX_HOME,
@@ -70,6 +71,8 @@ const LIVENESS_CHECK_MS = 1000;
 const ANSWER_WAIT_MS = 30_000;
 /** The server's answer to an end: it kills and answers at once; a stopped one is removed by `<cli> rm` past this. */
 const END_WAIT_MS = 2000;
+/** A taken warm container whose agent has said nothing yet is renamed after its run this long after the agent started. */
+const RENAME_AFTER_AGENT_MS = 1000;
 /** The hand-off is one git bundle: minutes would mean the agent's repository is made to stall it. */
 const HANDOFF_TIMEOUT_MS = 300_000;
 
@@ -103,6 +106,22 @@ export interface ContainerSandboxOptions {
   readonly note?: (line: string) => void;
   /** The exec channel's waits (tests shorten them). */
   readonly channelWaits?: { readonly connectMs?: number; readonly answerMs?: number };
+  /** A spare child's warm container (ADR 0053): the worker it waits for (process-identity.ts), on its LABEL_SPARE_OF. */
+  readonly spareOf?: string;
+}
+
+/**
+ * A spare child's warm container (ADR 0053), running before its run is known, as that run takes it: its live exec
+ * channel, and its files by name, in the directories the worker moved to the run's (child-spare.ts).
+ */
+export interface WarmContainer {
+  readonly name: string;
+  readonly channel: ExecChannel;
+  /** The secret env file's name in the run's directory (HOME only until the run fills it). */
+  readonly envFile: string;
+  /** The agent's repository's directory, mounted empty, by name in the run's work directory. */
+  readonly dir: string;
+  readonly objectDirs: readonly string[];
 }
 
 
@@ -133,14 +152,19 @@ interface Phase {
   removal?: Promise<{ refused: string[] } | { problem: string }>;
 }
 
-/** A container start() brought up: its exec server answers and its agent's repository is made. */
-interface Started {
+/** A container launch() brought up: its exec server answers. */
+interface Launched {
   readonly name: string;
   readonly channel: ExecChannel;
-  readonly repository: AgentRepository;
   readonly envFile: string;
+  readonly objectDirs: readonly string[];
   /** Removes it, its files and its repository: for a container nobody takes. */
   readonly undo: () => Promise<void>;
+}
+
+/** A container start() brought up: its exec server answers and its agent's repository is made. */
+interface Started extends Launched {
+  readonly repository: AgentRepository;
 }
 
 /** The run's first container, started before Sandcastle asked for one (ADR 0052). */
@@ -150,6 +174,14 @@ interface EarlyStart {
   readonly dir: string;
   /** Never rejects. */
   readonly started: Promise<{ container: Started } | { error: unknown }>;
+}
+
+/** What a container is started with: its number in the run, where its repository is mounted, its env, a hook once `<cli> run` is spawned. */
+interface LaunchSpec {
+  readonly seq: number;
+  readonly worktreePath: string;
+  readonly env: Record<string, string>;
+  readonly spawned?: () => void;
 }
 
 /** An open container: its secret env file and its exec channel. */
@@ -166,6 +198,12 @@ export class ContainerSandbox {
   private readonly phases = new Map<string, Phase>();
   /** Started by startEarly(), until create() takes it. */
   private early?: EarlyStart;
+  /** A spare's warm container this run takes (ADR 0053): startEarly() makes the agent's repository in it. */
+  private warm?: WarmContainer;
+  /** Containers by our name → the engine's, once renamed (a warm container taken by its run). */
+  private readonly renamed = new Map<string, string>();
+  /** Renames a taken warm container after its run, once (takeWarm). */
+  private rename = (): void => {};
 
   constructor(private readonly opts: ContainerSandboxOptions) {}
 
@@ -248,7 +286,7 @@ export class ContainerSandbox {
       [this.opts.commonDir, join(this.opts.repo, ".sandcastle")].filter((p) => existsSync(p)),
       this.opts.user,
     );
-    const names = [...this.live.keys()];
+    const names = [...this.live.keys()].map((name) => this.engineName(name));
     for (const { channel } of this.live.values()) channel.expectEnd();
     if (names.length > 0) {
       try {
@@ -275,6 +313,12 @@ export class ContainerSandbox {
    */
   startEarly(branch: string, base: string): Promise<void> {
     if (this.seq !== 0) return Promise.resolve();
+    const warm = this.warm;
+    this.warm = undefined;
+    if (warm !== undefined) {
+      this.early = this.takeWarm(warm, branch, base);
+      return Promise.resolve();
+    }
     return new Promise((spawned) => {
       const started = this.start({ seq: ++this.seq, branch, startAt: base, worktreePath: DEFAULT_WORKTREE_PATH, env: { HOME: SANDBOX_HOME }, spawned }).then(
         (container) => ({ container }),
@@ -283,6 +327,76 @@ export class ContainerSandbox {
       void started.then(() => spawned());
       this.early = { branch, dir: join(this.opts.workDir, this.opts.runId), started };
     });
+  }
+
+  /** The run takes a spare's warm container (ADR 0053): its first phase's container, when that is the one asked for. */
+  adopt(warm: WarmContainer): void {
+    this.warm = warm;
+  }
+
+  /**
+   * A spare child's container, started before its run is known (ADR 0053): mounted like the run's first container, its
+   * agent's repository directory empty (the run makes the repository in it), its env file HOME only. It ends at
+   * `endsBy`, when its spare child ends, or once its run moved its end.
+   */
+  async startWarm(): Promise<WarmContainer> {
+    const launched = await this.launch({ seq: ++this.seq, worktreePath: DEFAULT_WORKTREE_PATH, env: { HOME: SANDBOX_HOME } });
+    return { name: launched.name, channel: launched.channel, envFile: basename(launched.envFile), dir: launched.name, objectDirs: launched.objectDirs };
+  }
+
+  /** A warm container no run took: ended through its server (else `<cli> rm`), its files removed wherever they are now. */
+  async discardWarm(warm: WarmContainer, runDir: string, workDir: string): Promise<void> {
+    const ended = await warm.channel.end(END_WAIT_MS);
+    if (!ended) await runContainerCli(this.opts.cli, removeArgs(this.opts.cli.engine, [warm.name]), 30_000);
+    await this.forget(warm.name);
+    await removeEnvFile(join(runDir, warm.envFile));
+    await rm(join(workDir, warm.dir), { recursive: true, force: true });
+  }
+
+  /**
+   * The warm container as the run's first: its end moved to the run's, renamed after the run, the agent's repository made
+   * in its directory meanwhile. create() takes it as it takes an early container.
+   */
+  private takeWarm(warm: WarmContainer, branch: string, base: string): EarlyStart {
+    const { cli } = this.opts;
+    ++this.seq;
+    const envFile = join(this.opts.runDir, warm.envFile);
+    const dir = join(this.opts.workDir, warm.dir);
+    const { channel } = warm;
+    this.live.set(warm.name, { envFile, channel });
+    channel.setDeadline((this.opts.endsBy - Date.now()) / 1000);
+    const { name } = warm;
+    // Renamed once its agent has spoken (or soon after it started): the engine's start costs the cores the agent's first
+    // line needs. The engine's calls until then go by the name it has, whichever that is (engineName()).
+    let renaming: Promise<void> | undefined;
+    this.rename = () => {
+      renaming ??= runContainerCli(cli, renameArgs(name, this.opts.runId), 30_000).then((renamed) => {
+        if (renamed.code === 0) this.renamed.set(name, this.opts.runId);
+        else this.note(`the warm container ${name} keeps its name: ${cli.engine} rename failed: ${firstLine(renamed.stderr) || `exit ${renamed.code}`}`);
+      });
+    };
+    const undo = async (): Promise<void> => {
+      channel.expectEnd();
+      await runContainerCli(cli, removeArgs(cli.engine, [this.engineName(name)]), 30_000);
+      await this.forget(name);
+      await rm(dir, { recursive: true, force: true });
+    };
+    const started = makeAgentRepository(
+      { repo: this.opts.repo, commonDir: this.opts.commonDir, branch, dir, user: this.opts.user, startAt: base },
+      { objectDirs: warm.objectDirs },
+    ).then(
+      (repository) => ({ container: { name, channel, envFile, objectDirs: warm.objectDirs, repository, undo } }),
+      async (error: unknown) => {
+        await undo();
+        return { error };
+      },
+    );
+    return { branch, dir, started };
+  }
+
+  /** The name the engine knows a container by: a warm container taken by its run is renamed after it. */
+  private engineName(name: string): string {
+    return this.renamed.get(name) ?? name;
   }
 
   private async create(options: BindMountCreateOptions, worktree: PhaseWorktree): Promise<BindMountSandboxHandle> {
@@ -313,6 +427,7 @@ export class ContainerSandbox {
         await this.copy(name, copyOutCommand(sandboxPath), { to: hostPath });
       },
       close: async () => {
+        this.rename();
         await this.handOff(phase, worktreePath);
         channel.expectEnd();
         // Awaited by collect(), which takes the branch from the bundle meanwhile.
@@ -349,34 +464,43 @@ export class ContainerSandbox {
   }
 
   /** A container for one phase, up to its exec server's connection and its agent's repository made. */
-  private async start(spec: {
-    seq: number;
-    branch: string;
-    worktreePath: string;
-    env: Record<string, string>;
-    startAt?: string;
-    /** Called once `<cli> run` is spawned. */
-    spawned?: () => void;
-  }): Promise<Started> {
+  private async start(spec: LaunchSpec & { branch: string; startAt?: string }): Promise<Started> {
+    let making: Promise<{ repository: AgentRepository } | { error: unknown }> | undefined;
+    const launched = await this.launch(spec, (plan, dir) => {
+      const repositoryOpts = {
+        repo: this.opts.repo,
+        commonDir: this.opts.commonDir,
+        branch: spec.branch,
+        dir,
+        user: this.opts.user,
+        ...(spec.startAt !== undefined ? { startAt: spec.startAt } : {}),
+      };
+      making = makeAgentRepository(repositoryOpts, plan).then(
+        (repository) => ({ repository }),
+        (error: unknown) => ({ error }),
+      );
+      return making;
+    });
+    const made = await making!;
+    if ("error" in made) {
+      await launched.undo();
+      throw made.error;
+    }
+    return { ...launched, repository: made.repository };
+  }
+
+  /**
+   * A container up to its exec server's connection. `making` starts the agent's repository in its directory while the
+   * container starts (it mounts the directory, empty until then); it never rejects.
+   */
+  private async launch(spec: LaunchSpec, making?: (plan: { objectDirs: readonly string[] }, dir: string) => Promise<unknown>): Promise<Launched> {
     const { cli } = this.opts;
     const { seq, worktreePath } = spec;
     const name = seq === 1 ? this.opts.runId : `${this.opts.runId}-${seq}`;
     await mkdir(this.opts.workDir, { recursive: true, mode: 0o700 });
     const dir = join(this.opts.workDir, name);
-    const repositoryOpts = {
-      repo: this.opts.repo,
-      commonDir: this.opts.commonDir,
-      branch: spec.branch,
-      dir,
-      user: this.opts.user,
-      ...(spec.startAt !== undefined ? { startAt: spec.startAt } : {}),
-    };
-    const plan = await planAgentRepository(repositoryOpts);
-    // Made while its container starts (it mounts the directory, empty until then); never rejects, awaited below.
-    const making = makeAgentRepository(repositoryOpts, plan).then(
-      (repository) => ({ repository }),
-      (error: unknown) => ({ error }),
-    );
+    const plan = await planAgentRepository({ commonDir: this.opts.commonDir, dir });
+    const made = making?.(plan, dir) ?? Promise.resolve();
     const envFile = await writeEnvFile(this.opts.runDir, `${name}.env`, spec.env, this.opts.user);
     let channel: ExecChannel;
     try {
@@ -388,17 +512,17 @@ export class ContainerSandbox {
       });
     } catch (error) {
       await removeEnvFile(envFile);
-      await making;
+      await made;
       await rm(dir, { recursive: true, force: true });
       throw error;
     }
     this.live.set(name, { envFile, channel });
     // A half-made container (name taken, mount refused, no server, no config written) must not outlive the failure.
-    const undo = async (made: boolean): Promise<void> => {
+    const undo = async (started: boolean): Promise<void> => {
       channel.expectEnd();
-      if (made) await runContainerCli(cli, removeArgs(cli.engine, [name]), 30_000);
+      if (started) await runContainerCli(cli, removeArgs(cli.engine, [name]), 30_000);
       await this.forget(name);
-      await making;
+      await made;
       await rm(dir, { recursive: true, force: true });
     };
     // Not Sandcastle's mounts (the host worktree and the host's git dir, read-write): the agent's own repository.
@@ -419,7 +543,7 @@ export class ContainerSandbox {
         engine: cli.engine,
         name,
         image: this.opts.image,
-        labels: runLabels(this.opts.runId, this.opts.deployment),
+        labels: runLabels(this.opts.runId, this.opts.deployment, this.opts.spareOf),
         user: this.opts.user,
         limits: this.opts.limits,
         network: this.opts.network,
@@ -441,13 +565,11 @@ export class ContainerSandbox {
     }
     try {
       await this.awaitServer(name, channel);
-      const made = await making;
-      if ("error" in made) throw made.error;
-      return { name, channel, repository: made.repository, envFile, undo: () => undo(true) };
     } catch (error) {
       await undo(true);
       throw error;
     }
+    return { name, channel, envFile, objectDirs: plan.objectDirs, undo: () => undo(true) };
   }
 
   /**
@@ -509,7 +631,7 @@ export class ContainerSandbox {
     const { cli } = this.opts;
     const channel = this.live.get(name)?.channel;
     const ended = channel !== undefined && (await channel.end(END_WAIT_MS));
-    const removed = ended ? undefined : await runContainerCli(cli, removeArgs(cli.engine, [name]), 60_000);
+    const removed = ended ? undefined : await runContainerCli(cli, removeArgs(cli.engine, [this.engineName(name)]), 60_000);
     await this.forget(name);
     // Read once nothing of the agent's runs any more: its repository holds still.
     const refused = await refusedChanges(repository).catch((error: unknown) => [`the agent's repository could not be read: ${messageOf(error)}`]);
@@ -530,7 +652,7 @@ export class ContainerSandbox {
   /** `command` in the container: over its exec channel while there is one, else `<cli> exec`. */
   private async run(name: string, command: ContainerCommand): Promise<ExecProcess> {
     const channel = this.live.get(name)?.channel;
-    return (await channel?.start(command)) ?? cliExec(this.opts.cli, execArgs(name, command), command.stdin);
+    return (await channel?.start(command)) ?? cliExec(this.opts.cli, execArgs(this.engineName(name), command), command.stdin);
   }
 
   /** One file through an exec's stdin or stdout, streamed (binary-safe, any size). */
@@ -556,6 +678,16 @@ export class ContainerSandbox {
       return { stdout: "", stderr: "sudo is not available in a sandcastle-queue container (no-new-privileges)\n", exitCode: 1 };
     }
     const proc = await this.run(name, shellCommand(command, { ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}), stdin: opts.stdin !== undefined }));
-    return execResult(proc, { ...(opts.onLine !== undefined ? { onLine: opts.onLine } : {}), ...(opts.stdin !== undefined ? { input: opts.stdin } : {}) });
+    // The agent's own exec is the one whose lines are read: a taken warm container is renamed at its first line (or a second on).
+    let onLine = opts.onLine;
+    if (onLine !== undefined) {
+      const read = onLine;
+      setTimeout(() => this.rename(), RENAME_AFTER_AGENT_MS).unref();
+      onLine = (line) => {
+        read(line);
+        this.rename();
+      };
+    }
+    return execResult(proc, { ...(onLine !== undefined ? { onLine } : {}), ...(opts.stdin !== undefined ? { input: opts.stdin } : {}) });
   }
 }

@@ -159,6 +159,18 @@ export class ExecChannel {
     };
   }
 
+  /** The container now ends `seconds` from now (a warm container taken by its run: ADR 0053); false when the channel is not open. */
+  setDeadline(seconds: number): boolean {
+    if (this.state !== "open" || this.socket === undefined) return false;
+    this.send(jsonFrame(FRAME.deadline, 0, { seconds: Math.max(1, Math.ceil(seconds)) }));
+    return true;
+  }
+
+  /** Whether it takes execs: connected and not gone. */
+  get open(): boolean {
+    return this.state === "open";
+  }
+
   /** The container is about to be removed by us: the channel closing with it is expected. */
   expectEnd(): void {
     this.ending = true;

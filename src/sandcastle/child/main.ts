@@ -33,8 +33,11 @@ import { buildSandbox, checkSandboxAvailable, runsOnHost, type SandboxChoice } f
 import { containerEngine, effectiveSandbox } from "../contract.js";
 import { hardenHostGit } from "./container-user.js";
 import { runSingle } from "./single-run.js";
+import { closeWorktree, openWorktree } from "./worktrees.js";
+import type { Worktree } from "@ai-hero/sandcastle";
 import { releaseStdin, watchStdin } from "./stdin-watchdog.js";
 import { awaitHandoff } from "./spare-handoff.js";
+import { WarmSpare } from "./warm-spare.js";
 import { releaseAllLocks } from "./lock-files.js";
 import { exitWhenFlushed } from "../../flushed-exit.js";
 
@@ -54,6 +57,10 @@ let sandbox: SandboxChoice | undefined;
 let logs: PhaseLogs | undefined;
 let stream: AgentStream | undefined;
 let stopping: RunFailure | undefined;
+/** A spare's warm container (ADR 0053), until its run takes or discards it. */
+let warm: WarmSpare | undefined;
+/** The run's worktree, opened before its flow (a warm container's run), until runSingle takes it. */
+let openedAhead: { readonly worktree: Promise<Worktree>; close(): Promise<unknown> } | undefined;
 /** What agents changed beyond their branches (ADR 0033), reported with the result whatever it is. */
 const refused: string[] = [];
 
@@ -84,7 +91,7 @@ function exitCodeFor(result: RunCompleteResult): number {
 }
 
 function releaseResources(): void {
-  for (const release of [() => stream?.dispose(), () => sandbox?.dispose(), () => logs?.dispose(), releaseAllLocks]) {
+  for (const release of [() => stream?.dispose(), () => sandbox?.dispose(), () => warm?.disposeSync(), () => logs?.dispose(), releaseAllLocks]) {
     try {
       release();
     } catch {
@@ -163,10 +170,19 @@ function installProcessHandlers(): void {
 async function main(): Promise<never> {
   printer.captureOutput();
   const args = parseArgs(process.argv.slice(2));
-  // A spare: everything loaded before its run is known (the container provider too), so the run starts on a warm process.
+  // A spare: everything loaded before its run is known (the container provider too), so the run starts on a warm process;
+  // asked, it starts a warm container too (ADR 0053).
   const handoff =
-    args.ok && args.configPath === null ? await awaitHandoff(Promise.all([import("@ai-hero/sandcastle"), import("./container-provider.js")])) : undefined;
-  if (handoff === null) return exitWhenFlushed(0); // its worker let it go (or died) before giving it a run
+    args.ok && args.configPath === null
+      ? await awaitHandoff(
+          Promise.all([import("@ai-hero/sandcastle"), import("./container-provider.js")]),
+          (line) => (warm = WarmSpare.start(line, (d) => printer.egress(d.host, d.port, d.allowed, d.failed))),
+        )
+      : undefined;
+  if (handoff === null) {
+    warm?.disposeSync();
+    return exitWhenFlushed(0); // its worker let it go (or died) before giving it a run
+  }
   installProcessHandlers();
 
   if (!args.ok) return finish(failedResult(new RunFailure("invalid_payload", args.message)));
@@ -182,6 +198,7 @@ async function main(): Promise<never> {
   const { config } = loaded;
   const { request } = config;
   branch = request.branch;
+  warm?.handedOver(handoff?.warm === true, dirname(configPath), config);
 
   // The library is the heavy part of startup: load it while git and the checks run.
   const sandcastle = import("@ai-hero/sandcastle");
@@ -212,18 +229,32 @@ async function main(): Promise<never> {
     };
     checkTemplate(request.prompt_template_dir, parallel);
     hardenHostGit(request.repo_workdir, sandboxName);
-    // The engine's answer (its CLI's start, the image lookup) takes as long as git's checks: both at once.
-    const sandboxReady = checkSandboxAvailable(sandboxName, site);
-    sandboxReady.catch(() => {});
+    // The engine's answer (its CLI's start, the image lookup) takes as long as git's checks: both at once. A run that may
+    // take a warm container asks only if it does not (that container's image is there): the engine's start costs cores.
+    let sandboxReady = handoff?.warm === true && warm !== undefined ? undefined : checkSandboxAvailable(sandboxName, site);
+    const engineCheck = (): Promise<void> => (sandboxReady ??= checkSandboxAvailable(sandboxName, site));
+    sandboxReady?.catch(() => {});
     const repository = await checkRepository(request.repo_workdir, request.branch);
     const { commonDir } = repository;
     base = runBase(request.repo_workdir, request.branch, repository);
     // The engine's check, when it fails, says more than whatever else failed for want of it.
     const engineFirst = async (error: unknown): Promise<never> => {
-      await sandboxReady;
+      await engineCheck();
       throw error;
     };
-    sandbox = await buildSandbox(sandboxName, site, commonDir).catch(engineFirst);
+    // A warm container serves only a run of one phase in a container; any other run ends it now.
+    const mayTakeWarm = handoff?.warm === true && warm !== undefined && !parallel && containerEngine(sandboxName) !== undefined;
+    if (!mayTakeWarm) void warm?.discard();
+    // With a container already up, Sandcastle's host worktree is the longest step before the agent: it starts now (ADR 0053).
+    const site0 = { repo: request.repo_workdir, commonDir, signal: controller.signal };
+    if (mayTakeWarm) {
+      const worktree = sandcastle.then((sc) => openWorktree({ ...site0, sc }, request.branch));
+      worktree.catch(() => {});
+      openedAhead = { worktree, close: () => worktree.then((w) => closeWorktree(site0, w)) };
+    }
+    sandbox = await buildSandbox(sandboxName, site, commonDir, warm).catch(engineFirst);
+    if (sandbox.warm === true) sandboxReady ??= Promise.resolve();
+    else engineCheck().catch(() => {});
     try {
       checkAgentAvailable(request, runsOnHost(sandboxName), config.env);
     } catch (error) {
@@ -251,13 +282,15 @@ async function main(): Promise<never> {
       sandbox,
       printer,
       logs,
-      site: { sc, repo: request.repo_workdir, commonDir, signal: controller.signal },
+      site: { ...site0, sc },
+      ...(openedAhead !== undefined ? { worktree: openedAhead.worktree } : {}),
       ...(stream ? { stream } : {}),
       output,
       refused,
       // Awaited before the first agent starts: its worktree meanwhile.
-      sandboxReady,
+      sandboxReady: engineCheck(),
     };
+    openedAhead = undefined; // runSingle's from here: it closes it
     const outcome = parallel ? await runParallelPlanner(ctx) : await runSingle(ctx);
     controller.signal.throwIfAborted();
 
@@ -273,6 +306,8 @@ async function main(): Promise<never> {
     });
   } catch (error) {
     const failure = stopping ?? failureOf(error);
+    // A worktree opened ahead for a run that failed before its agent: removed as runSingle would.
+    await openedAhead?.close().catch(() => {});
     const commits = base ? await commitsAdded(base).catch(() => []) : [];
     return finish(failedResult(failure, commits));
   }

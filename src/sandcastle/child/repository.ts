@@ -53,6 +53,12 @@ export interface RepositoryState {
  * must not be its checked-out one. Read in two git processes at once (each is tens of ms on a small machine); only
  * when that read fails are the checks made one by one, for a message that says which failed.
  */
+/** The repository's git common dir, absolute. */
+export async function commonDirOf(repo: string): Promise<string> {
+  const dir = await git(repo, ["rev-parse", "--git-common-dir"]);
+  return isAbsolute(dir) ? dir : resolve(repo, dir);
+}
+
 export async function checkRepository(repo: string, branch: string): Promise<RepositoryState> {
   const [probe, branchTip] = await Promise.all([
     git(repo, ["rev-parse", "--is-inside-work-tree", "--git-common-dir", "HEAD^{commit}", "--symbolic-full-name", "HEAD"]).catch(() => undefined),

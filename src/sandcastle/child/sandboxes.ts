@@ -21,7 +21,8 @@ import { findCustomProvider } from "../containers/custom-providers.js";
 import { isolateGlobalGitConfig, type IsolatedGitConfig } from "./host-git-config.js";
 import { repositoryUser } from "./container-user.js";
 import type { HomeFile } from "./agent-endpoints.js";
-import type { PhaseCollection, PhaseWorktree } from "./container-provider.js";
+import type { ContainerSandboxOptions, PhaseCollection, PhaseWorktree, WarmContainer } from "./container-provider.js";
+import { objectDirs } from "./agent-repository.js";
 import { providerCredentials } from "./provider-credentials.js";
 import { RunFailure, messageOf } from "./run-failure.js";
 
@@ -41,12 +42,19 @@ export interface SandboxChoice {
    * it (ADR 0052); resolves once it is under way.
    */
   startEarly?(branch: string, base: string): Promise<void>;
+  /** docker/podman: its first container is a spare's warm one (ADR 0053), whose image is known to be there. */
+  readonly warm?: boolean;
   /** The agent runs on the host (noSandbox): its CLI must be on the host's PATH. */
   readonly runsOnHost: boolean;
   /** The env the agent gets: the run's, less what opens the provider itself (vercel/daytona credentials). */
   readonly agentEnv: Record<string, string>;
   /** Synchronous: it runs on the child's exit path too. */
   dispose(): void;
+}
+
+/** A spare's warm container and its egress proxy, when one of `fit`'s shape is up (ADR 0053; warm-spare.ts). */
+export interface WarmTaker {
+  take(fit: string): Promise<{ container: WarmContainer; proxy: EgressProxy | undefined } | undefined>;
 }
 
 /** What a sandbox needs beyond the request: the run's config and directory. */
@@ -149,30 +157,82 @@ const CONTAINER_MAIN = containerMainDir();
  * egress proxy on a socket in the run's directory; else none, the engine's bridge, or the operator's network. A
  * config without a policy (written by another tool) keeps the request's "none" and the operator's network.
  */
-async function containerEgress(
-  config: ChildConfig,
-  settings: SandboxSettings,
-  site: SandboxSite,
-): Promise<{ network: "default" | "none" | ContainerNetwork; proxy?: EgressProxy }> {
+function containerNetwork(config: ChildConfig, settings: SandboxSettings): "default" | "none" | ContainerNetwork {
   const policy = config.egress;
-  if (policy === undefined) return { network: config.request.network === "none" ? "none" : (settings.network ?? "default") };
+  if (policy === undefined) return config.request.network === "none" ? "none" : (settings.network ?? "default");
   switch (policy.mode) {
     case "none":
-      return { network: "none" };
+    case "allowlist":
+      return "none";
     case "open":
-      return { network: "default" };
+      return "default";
     case "operator":
-      return { network: policy.network };
-    case "allowlist": {
-      const rules = policy.allow.map(parseRule).filter((r): r is EgressRule => !("problem" in r));
-      const proxy = await EgressProxy.listen(join(site.runDir, "egress.sock"), {
-        rules,
-        hosts: new Map(Object.entries(policy.hosts)),
-        onDecision: (d) => site.onEgress?.(d),
-      });
-      return { network: "none", proxy };
-    }
+      return policy.network;
   }
+}
+
+/** The egress proxy's socket in the run's directory. */
+const EGRESS_SOCKET = "egress.sock";
+
+/** The run's egress proxy, for an allowlist (ADR 0035). */
+export async function egressProxy(config: ChildConfig, site: SandboxSite): Promise<EgressProxy | undefined> {
+  const policy = config.egress;
+  if (policy?.mode !== "allowlist") return undefined;
+  const rules = policy.allow.map(parseRule).filter((r): r is EgressRule => !("problem" in r));
+  return EgressProxy.listen(join(site.runDir, EGRESS_SOCKET), {
+    rules,
+    hosts: new Map(Object.entries(policy.hosts)),
+    onDecision: (d) => site.onEgress?.(d),
+  });
+}
+
+/** A run's containers as the config shapes them, and `fit`: what a warm container must match to be its first (ADR 0053). */
+export interface ContainerShape {
+  readonly options: Omit<ContainerSandboxOptions, "egress">;
+  readonly fit: string;
+}
+
+/** `commonDir`: the repository's git common dir (its owner is the containers' user). */
+export async function containerShape(name: SandboxName, site: SandboxSite, commonDir: string): Promise<ContainerShape> {
+  const { config } = site;
+  const engine = containerEngine(name);
+  if (engine === undefined) throw new RunFailure("provider_unavailable", `sandbox "${name}" is not a container engine`);
+  const settings = settingsFor(name, site);
+  if (config.work_dir === undefined)
+    throw new RunFailure("provider_unavailable", `sandbox "${name}" needs the run's work directory, which this config does not hold`);
+  const options = {
+    cli: cliFor(engine, settings),
+    runId: config.run_id,
+    runDir: site.runDir,
+    image: imageFor(name, site, settings),
+    user: repositoryUser(commonDir, engine),
+    limits: settings.limits,
+    network: containerNetwork(config, settings),
+    mainDir: CONTAINER_MAIN,
+    deployment: settings.deployment,
+    templateDir: config.request.prompt_template_dir,
+    repo: config.request.repo_workdir,
+    commonDir,
+    runBranch: config.request.branch,
+    workDir: config.work_dir,
+    homeFiles: site.homeFiles ?? [],
+    endsBy: config.ends_by !== undefined ? Date.parse(config.ends_by) : Date.now() + config.request.timeout_minutes * 60_000 + KILL_GRACE_MS,
+  };
+  // Everything `<cli> run` is given but the run's own name, files and end; the allowlist too (its proxy is taken with it).
+  const fit = JSON.stringify([
+    options.cli,
+    options.image,
+    options.user,
+    options.limits,
+    options.network,
+    options.templateDir,
+    options.repo,
+    commonDir,
+    await objectDirs(commonDir),
+    options.deployment,
+    config.egress ?? null,
+  ]);
+  return { options, fit };
 }
 
 /** A container or VM: the agent never touches the host's git config. */
@@ -186,45 +246,30 @@ function remote(
 }
 
 /** `commonDir`: the repository's git common dir (its owner is a container's user). */
-export async function buildSandbox(name: SandboxName, site: SandboxSite, commonDir: string): Promise<SandboxChoice> {
+export async function buildSandbox(name: SandboxName, site: SandboxSite, commonDir: string, warm?: WarmTaker): Promise<SandboxChoice> {
   const { config } = site;
   const runId = config.run_id;
   const agentEnv = config.env;
   try {
-    const engine = containerEngine(name);
-    if (engine !== undefined) {
-      const settings = settingsFor(name, site);
-      if (config.work_dir === undefined)
-        throw new RunFailure("provider_unavailable", `sandbox "${name}" needs the run's work directory, which this config does not hold`);
+    if (containerEngine(name) !== undefined) {
       const { ContainerSandbox } = await import("./container-provider.js");
-      const way = await containerEgress(config, settings, site);
-      const containers = new ContainerSandbox({
-        cli: cliFor(engine, settings),
-        runId,
-        runDir: site.runDir,
-        image: imageFor(name, site, settings),
-        user: repositoryUser(commonDir, engine),
-        limits: settings.limits,
-        network: way.network,
-        mainDir: CONTAINER_MAIN,
-        ...(way.proxy !== undefined ? { egress: { socket: way.proxy.socketPath } } : {}),
-        deployment: settings.deployment,
-        templateDir: config.request.prompt_template_dir,
-        repo: config.request.repo_workdir,
-        commonDir,
-        runBranch: config.request.branch,
-        workDir: config.work_dir,
-        homeFiles: site.homeFiles ?? [],
-        endsBy: config.ends_by !== undefined ? Date.parse(config.ends_by) : Date.now() + config.request.timeout_minutes * 60_000 + KILL_GRACE_MS,
-      });
+      const shape = await containerShape(name, site, commonDir);
+      // A spare's warm container of the same shape is the run's first (ADR 0053), its egress proxy with it.
+      const taken = await warm?.take(shape.fit);
+      const proxy = taken !== undefined ? taken.proxy : await egressProxy(config, site);
+      // A warm container's proxy listens in the spare's directory, which the worker moved to the run's.
+      const socket = taken !== undefined ? join(site.runDir, EGRESS_SOCKET) : proxy?.socketPath;
+      const containers = new ContainerSandbox({ ...shape.options, ...(socket !== undefined && proxy !== undefined ? { egress: { socket } } : {}) });
+      if (taken !== undefined) containers.adopt(taken.container);
       const dispose = () => {
         containers.disposeSync();
-        void way.proxy?.close();
+        void proxy?.close();
       };
       return {
-        ...remote(name, way.proxy !== undefined ? { ...agentEnv, ...PROXY_ENV } : agentEnv, (worktree) => containers.provider(worktree), dispose),
+        ...remote(name, proxy !== undefined ? { ...agentEnv, ...PROXY_ENV } : agentEnv, (worktree) => containers.provider(worktree), dispose),
         collect: (worktree) => containers.collect(worktree),
         startEarly: (branch, base) => containers.startEarly(branch, base),
+        warm: taken !== undefined,
       };
     }
     const custom = customProviderName(name);

@@ -10,7 +10,7 @@ export interface FlowOutcome {
 export async function runSingle(ctx: RunContext): Promise<FlowOutcome> {
   const branch = ctx.config.request.branch;
   const notes: string[] = [];
-  const worktree = await openWorktree(ctx.site, branch);
+  const worktree = await (ctx.worktree ?? openWorktree(ctx.site, branch));
   try {
     const result = await runAgentPhase(ctx, worktree, { phase: "run" }, "run", {});
     if (result.commits === 0) notes.push("the agent made no commit");

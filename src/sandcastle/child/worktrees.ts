@@ -82,7 +82,7 @@ export async function openWorktree(site: WorktreeSite, branch: string, baseBranc
  * Removes the worktree when clean; a worktree with uncommitted changes is kept on disk and its
  * path returned (the branch and its commits stay either way). Releases the branch claim.
  */
-export async function closeWorktree(site: Omit<WorktreeSite, "signal">, worktree: Worktree): Promise<string | undefined> {
+export async function closeWorktree(site: Pick<WorktreeSite, "commonDir">, worktree: Worktree): Promise<string | undefined> {
   try {
     const result = await withCreateLock(site.commonDir, undefined, () => worktree.close());
     return result.preservedWorktreePath;

@@ -24,6 +24,8 @@ export const FRAME = {
   end: 9,
   /** server → host: every other process of the container was SIGKILLed; the server exits next. */
   ended: 10,
+  /** host → server: JSON {seconds}: the container now ends that long from now (a warm container adopted by its run). */
+  deadline: 11,
 } as const;
 
 export type FrameType = (typeof FRAME)[keyof typeof FRAME];

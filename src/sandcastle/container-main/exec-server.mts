@@ -61,11 +61,22 @@ function killGroup(pgid: number): void {
   }
 }
 
+/** A deadline frame's payload: a whole number of seconds from now, at least one. */
+function deadlineSeconds(payload: Buffer): number | undefined {
+  try {
+    const seconds = (JSON.parse(payload.toString("utf8")) as { seconds?: unknown }).seconds;
+    return typeof seconds === "number" && Number.isInteger(seconds) && seconds >= 1 ? seconds : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Connects to `socketPath` and serves the execs sent on it. `onEnd` runs once the channel the host took (it said
  * hello) has closed and every exec of it is killed; a connection refused or dropped before that serves nothing.
+ * `onDeadline` moves the container's end when the host sends a deadline.
  */
-export function serveExecs(socketPath: string, onEnd: () => void): void {
+export function serveExecs(socketPath: string, onEnd: () => void, onDeadline: (seconds: number) => void): void {
   const socket = connect(socketPath);
   const decoder = new FrameDecoder();
   const execs = new Map<number, RunningExec>();
@@ -178,6 +189,11 @@ export function serveExecs(socketPath: string, onEnd: () => void): void {
       case FRAME.end:
         endContainer();
         return;
+      case FRAME.deadline: {
+        const seconds = deadlineSeconds(frame.payload);
+        if (seconds !== undefined) onDeadline(seconds);
+        return;
+      }
     }
   };
 

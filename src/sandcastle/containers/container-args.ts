@@ -9,6 +9,11 @@ export const DEFAULT_SANDBOX_IMAGE = "localhost/sandcastle-queue-agent:latest";
 export const LABEL_RUN_ID = "io.sandcastle-queue.run-id";
 /** Which deployment (key prefix + Redis) started it: a worker only ever removes its own deployment's containers. */
 export const LABEL_DEPLOYMENT = "io.sandcastle-queue.deployment";
+/**
+ * On a warm container (ADR 0053): the worker whose spare child started it (process-identity.ts). Its run-id label is the
+ * spare's (`spare-<uuid>`), and stays so once a run takes it (labels cannot change); its name becomes the run's id.
+ */
+export const LABEL_SPARE_OF = "io.sandcastle-queue.spare-of";
 /** Where the run's secret env file appears inside the container, read-only. */
 export const SECRET_ENV_PATH = "/run/sandcastle-queue/env";
 export const SANDBOX_HOME = "/home/agent";
@@ -183,21 +188,23 @@ export function imageExistsArgs(engine: ContainerEngine, image: string): string[
   return engine === "podman" ? ["image", "exists", image] : ["image", "inspect", "--format={{.Id}}", image];
 }
 
-/** Ids of this deployment's containers (of one run when given); the same argv for both CLIs. */
-export function listArgs(deployment: string, runId?: string): string[] {
-  return [
-    "ps",
-    "--all",
-    "--no-trunc",
-    `--filter=label=${LABEL_DEPLOYMENT}=${deployment}`,
-    ...(runId !== undefined ? [`--filter=label=${LABEL_RUN_ID}=${runId}`] : []),
-    "--format={{.ID}}",
-  ];
+/** Ids of this deployment's containers; the same argv for both CLIs. */
+export function listArgs(deployment: string): string[] {
+  return ["ps", "--all", "--no-trunc", `--filter=label=${LABEL_DEPLOYMENT}=${deployment}`, "--format={{.ID}}"];
 }
 
-/** `<id>\t<run id>` per container: `inspect`'s template reads the same in docker and podman (ps's does not). */
+/** `<id>\t<run id>\t<spare of>\t<name>` per container: `inspect`'s template reads the same in docker and podman (ps's does not). */
 export function runIdsArgs(ids: readonly string[]): string[] {
-  return ["inspect", `--format={{.Id}}\t{{index .Config.Labels "${LABEL_RUN_ID}"}}`, ...ids];
+  return ["inspect", `--format={{.Id}}\t{{index .Config.Labels "${LABEL_RUN_ID}"}}\t{{index .Config.Labels "${LABEL_SPARE_OF}"}}\t{{.Name}}`, ...ids];
+}
+
+/** A container of the deployment: its id, its labels and its name. */
+export interface ListedContainer {
+  readonly id: string;
+  readonly runId: string;
+  /** A warm container's worker (LABEL_SPARE_OF). */
+  readonly spareOf?: string;
+  readonly name: string;
 }
 
 export function parseLines(stdout: string): string[] {
@@ -207,11 +214,17 @@ export function parseLines(stdout: string): string[] {
     .filter((line) => line.length > 0);
 }
 
-export function parseRunIds(stdout: string): Array<{ id: string; runId: string }> {
+export function parseRunIds(stdout: string): ListedContainer[] {
   return parseLines(stdout).map((line) => {
-    const [id = "", runId = ""] = line.split("\t");
-    return { id, runId };
+    const [id = "", runId = "", spareOf = "", name = ""] = line.split("\t");
+    // An absent label reads `<no value>` in podman's template, empty in docker's; docker's names start with a slash.
+    return { id, runId, ...(spareOf !== "" && spareOf !== "<no value>" ? { spareOf } : {}), name: name.replace(/^\//, "") };
   });
+}
+
+/** A container's new name (a warm container taken by its run is named after it); the same argv for both CLIs. */
+export function renameArgs(name: string, newName: string): string[] {
+  return ["rename", name, newName];
 }
 
 /** Stop at once (SIGKILL) and remove: nothing of a finished run is worth a grace period. */
@@ -219,6 +232,6 @@ export function removeArgs(engine: ContainerEngine, names: readonly string[]): s
   return engine === "podman" ? ["rm", "--force", "--time=0", ...names] : ["rm", "--force", ...names];
 }
 
-export function runLabels(runId: string, deployment: string): Record<string, string> {
-  return { [LABEL_RUN_ID]: runId, [LABEL_DEPLOYMENT]: deployment };
+export function runLabels(runId: string, deployment: string, spareOf?: string): Record<string, string> {
+  return { [LABEL_RUN_ID]: runId, [LABEL_DEPLOYMENT]: deployment, ...(spareOf !== undefined ? { [LABEL_SPARE_OF]: spareOf } : {}) };
 }

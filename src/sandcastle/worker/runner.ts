@@ -9,14 +9,14 @@ import type { Logger } from "../../log.js";
 import { createLineRedactor, createRedactor, redactStrings, type Redactor } from "../../redact/index.js";
 import { BoundedTail } from "./bounded-tail.js";
 import { childArgs, type ChildCommand } from "./child-command.js";
-import type { ChildSpare } from "./child-spare.js";
+import type { ChildSpare, ClaimedSpare } from "./child-spare.js";
 import { writeChildConfig } from "./config-file.js";
 import { createRunDir } from "./run-dir.js";
 import { endLine, releaseRun } from "./run-end.js";
 import { AGENT_WORK_DIR, makeRunDirectory, retainedDir, RunId } from "../retention/retained-runs.js";
 import {
   bareResult, containerEngine, effectiveSandbox, KILL_GRACE_MS, SKIP_MESSAGES, type FailureReason, type RunPhase, type SandboxSettings,
-  type SandcastleRunRequest, type SandcastleRunResult, type SkipReason,
+  type SandcastleRunRequest, type SandcastleRunResult, type SkipReason, type ChildConfig,
 } from "../contract.js";
 import type { RunContainers } from "../containers/run-containers.js";
 import { readEnvManifest, resolveManifest } from "./env-manifest.js";
@@ -147,6 +147,7 @@ async function runAudited(input: RunInput, deps: RunnerDeps, started: number, pr
   }
   const stopLease = deps.slots.keepAlive(runId);
   let runDir: string | null = null;
+  let claimed: ClaimedSpare | null = null;
   // An ok run's child removed its containers itself (a failed removal fails the run): nothing to look for after it.
   let endedOk = false;
   // The tokens the run's agents report (usage records), from its child's first line.
@@ -201,18 +202,22 @@ async function runAudited(input: RunInput, deps: RunnerDeps, started: number, pr
       deps.log.warn({ run_id: runId, count: redactor.ignoredShortSecrets }, "some secret values are too short to be masked in logs");
     await emit({ type: "sandcastle_env_resolved", run_id: runId, var_count: Object.keys(values).length, project_slug: projectSlug });
 
-    runDir = await createRunDir(deps.configDir, runId, deps.deployment);
     // Only a run id (`run-<uuid>`) becomes a path in RUNS_DIR; a container run without one fails provider_unavailable.
     const workDir = RunId.safeParse(runId).success ? join(retainedDir(deps.runsDir, runId), AGENT_WORK_DIR) : undefined;
+    const containerRun = containerEngine(effectiveSandbox(request)) !== undefined;
+    // A container run of one phase may take a spare's warm container (ADR 0053): the spare's directories become the run's.
+    const warmFit = containerRun && workDir !== undefined && request.parallel_implementers === 1;
+    claimed = warmFit ? ((await deps.spare?.claim(runId)) ?? null) : null;
+    runDir = claimed?.runDir ?? (await createRunDir(deps.configDir, runId, deps.deployment));
     // The child makes the agent's repositories in it: the run's directory there is ours, marked, before the child starts.
-    if (workDir !== undefined && containerEngine(effectiveSandbox(request)) !== undefined) {
+    if (workDir !== undefined && containerRun && claimed === null) {
       const made = await makeRunDirectory(deps.runsDir, runId, deps.deployment).catch((err: Error) => err);
       if (made instanceof Error) return await failed("provider_unavailable", `the run's directory in RUNS_DIR could not be made: ${made.message}`);
     }
     // One deadline for the worker's timeout and the run's containers, which end themselves at it plus the grace.
     const deadline = Date.now() + request.timeout_minutes * 60_000;
     const graceMs = deps.graceMs ?? KILL_GRACE_MS;
-    const configPath = await writeChildConfig(runDir, {
+    const childConfig: ChildConfig = {
       version: 1,
       run_id: runId,
       request,
@@ -221,7 +226,9 @@ async function runAudited(input: RunInput, deps: RunnerDeps, started: number, pr
       ...(workDir !== undefined ? { work_dir: workDir } : {}),
       ...(egress !== undefined ? { egress } : {}),
       ends_by: new Date(deadline + graceMs).toISOString(),
-    });
+    };
+    const configPath = await writeChildConfig(runDir, childConfig);
+    if (warmFit) deps.spare?.remember(childConfig);
     await emit({
       type: "sandcastle_run_started",
       run_id: runId,
@@ -275,7 +282,8 @@ async function runAudited(input: RunInput, deps: RunnerDeps, started: number, pr
       batcher.write(stored);
     };
 
-    const warm = deps.spare?.take({ config: configPath, cwd: request.repo_workdir }) ?? undefined;
+    const handoff = { config: configPath, cwd: request.repo_workdir };
+    const warm = (claimed !== null ? claimed.hand({ ...handoff, warm: true }) : deps.spare?.take(handoff)) ?? undefined;
     const exit = await supervise({
       ...(warm !== undefined ? { started: warm } : {}),
       command: deps.child.command,
@@ -360,6 +368,7 @@ async function runAudited(input: RunInput, deps: RunnerDeps, started: number, pr
       );
     return { ...result, log_tail: tail.lines() };
   } finally {
+    await claimed?.release();
     stopLease();
     await releaseRun(
       runId,

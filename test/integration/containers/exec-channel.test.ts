@@ -21,6 +21,7 @@ import { CONTAINER_MAIN_DIR, EXEC_SOCKET_PATH, mainProcessArgv, runArgs, type Co
 import { ContainerRuns } from "../../helpers/container-runs.js";
 import { engineEnv, giveToAgentUser, podman, containersGone, skipContainers, TEST_IMAGE } from "../../helpers/containers.js";
 import { gitOut, makeGitRepo } from "../../helpers/git-repo.js";
+import { waitFor } from "../../helpers/cli.js";
 
 const MAIN_DIR = resolve(import.meta.dirname, "../../../dist/src/sandcastle/container-main");
 const TEMPLATE = resolve(import.meta.dirname, "../../fixtures/sandcastle/container-commit");
@@ -161,6 +162,22 @@ describe.skipIf(skipContainers)("the exec channel into a real podman container",
       `node -e 'require("net").connect(${JSON.stringify(EXEC_SOCKET_PATH)}).on("connect",()=>console.log("connected")).on("error",(e)=>console.log(e.code))'`;
     expect((await run(channel, probe)).stdout.trim()).toBe("ECONNREFUSED");
     expect(notes).toEqual([]);
+  });
+
+  it("a deadline from the host moves the container's end: a warm container ends at its run's end, not its own (ADR 0053)", async () => {
+    const { name, channel } = await serve(); // it would end itself in 600 s
+    const running = () => podman(["ps", "--filter", `name=^${name}$`, "--format={{.Names}}"], { allowFail: true }).trim() === name;
+    expect(running()).toBe(true);
+    expect(channel.setDeadline(3600)).toBe(true);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(running()).toBe(true);
+    expect(await run(channel, "echo still")).toMatchObject({ stdout: "still\n", exitCode: 0 });
+    expect(channel.setDeadline(2)).toBe(true); // a later deadline replaces the one before
+    const set = Date.now();
+    await waitFor(() => !running(), 20_000, () => `${name} to end at its new deadline`);
+    expect(Date.now() - set).toBeGreaterThanOrEqual(1500);
+    await waitFor(() => !channel.open, 10_000, () => "the channel gone with its container");
+    expect(channel.setDeadline(5)).toBe(false); // nothing left to move
   });
 
   it("on the host, a second connection while the first is held is closed unserved", async () => {

@@ -165,8 +165,11 @@ describe.skipIf(skipContainers)("runs in real podman containers", { timeout: 300
     const runId = (JSON.parse(queued.stdout.trim().split("\n")[0]!) as { job_id: string }).job_id;
     await waitFor(() => worktreeOf() !== undefined, RUN_TIMEOUT_MS, () => "the agent to start");
     const child = loggedChildPid(w1, runId);
+    // Both at once, the child's whole process group too: neither can clean up after the other (a child that saw its
+    // worker go first would remove its own files, which is not what this test is about).
+    process.kill(w1.pid, "SIGKILL");
+    process.kill(-child, "SIGKILL");
     await w1.stop("SIGKILL");
-    process.kill(-child, "SIGKILL"); // its whole process group: nothing of ours is left to clean up
     // Its exec server saw the channel close: it killed what it ran for the child and ended, the container with it (ADR 0049).
     await waitFor(
       () => runContainerIds(runId).length === 0,

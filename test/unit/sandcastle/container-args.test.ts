@@ -18,8 +18,10 @@ import {
   mountArg,
   parseRunIds,
   removeArgs,
+  renameArgs,
   runArgs,
   runIdsArgs,
+  runLabels,
   SECRET_ENV_PATH,
   shellCommand,
   STDIN_FIRST,
@@ -201,14 +203,30 @@ describe("run, exec and housekeeping argv", () => {
     expect(deploymentLabel("{scq}", { kind: "socket", path: "/srv/scq/.data/redis/redis.sock" })).toBe("{scq}@unix:///srv/scq/.data/redis/redis.sock");
   });
 
-  it("listing filters by the deployment label (and the run id); inspect output parses to run ids", () => {
+  it("listing filters by the deployment label; inspect output parses to run ids, a warm container's worker and names", () => {
     expect(listArgs("{scq}@x")).toEqual(["ps", "--all", "--no-trunc", "--filter=label=io.sandcastle-queue.deployment={scq}@x", "--format={{.ID}}"]);
-    expect(listArgs("{scq}@x", "run-1")).toContain("--filter=label=io.sandcastle-queue.run-id=run-1");
-    expect(runIdsArgs(["a", "b"])).toEqual(["inspect", '--format={{.Id}}\t{{index .Config.Labels "io.sandcastle-queue.run-id"}}', "a", "b"]);
-    expect(parseRunIds("abc\trun-1\n\ndef\trun-2\n")).toEqual([
-      { id: "abc", runId: "run-1" },
-      { id: "def", runId: "run-2" },
+    expect(runIdsArgs(["a", "b"])).toEqual([
+      "inspect",
+      '--format={{.Id}}\t{{index .Config.Labels "io.sandcastle-queue.run-id"}}\t{{index .Config.Labels "io.sandcastle-queue.spare-of"}}\t{{.Name}}',
+      "a",
+      "b",
     ]);
+    // podman prints an absent label as `<no value>` and names bare; docker prints it empty and names with a slash.
+    expect(parseRunIds("abc\trun-1\t<no value>\trun-1\n\ndef\tspare-9\th 1 2 3\t/run-2\nghi\trun-3\t\t/run-3\n")).toEqual([
+      { id: "abc", runId: "run-1", name: "run-1" },
+      { id: "def", runId: "spare-9", spareOf: "h 1 2 3", name: "run-2" },
+      { id: "ghi", runId: "run-3", name: "run-3" },
+    ]);
+  });
+
+  it("a warm container is labelled with the worker it waits for, and renamed after the run that takes it", () => {
+    expect(runLabels("spare-9", "{scq}@x", "host boot 42 7")).toEqual({
+      "io.sandcastle-queue.run-id": "spare-9",
+      "io.sandcastle-queue.deployment": "{scq}@x",
+      "io.sandcastle-queue.spare-of": "host boot 42 7",
+    });
+    expect(runLabels("run-1", "{scq}@x")).toEqual({ "io.sandcastle-queue.run-id": "run-1", "io.sandcastle-queue.deployment": "{scq}@x" });
+    expect(renameArgs("spare-9", "run-1")).toEqual(["rename", "spare-9", "run-1"]);
   });
 });
 
@@ -231,7 +249,8 @@ describe.skipIf(dockerCli === "" && !requireDocker)("docker's own CLI accepts ou
       execArgs("run-0b6f", copyInCommand("/home/agent/.claude/s.jsonl")),
       execArgs("run-0b6f", copyOutCommand("/home/agent/.claude/s.jsonl")),
       removeArgs("docker", ["run-0b6f", "run-0b6f-2"]),
-      listArgs("{scq}@redis://127.0.0.1:6379/", "run-0b6f"),
+      listArgs("{scq}@redis://127.0.0.1:6379/"),
+      renameArgs("spare-0b6f", "run-0b6f"),
       runIdsArgs(["run-0b6f"]),
       imageExistsArgs("docker", "localhost/sandcastle-queue-agent:latest"),
     ]) {
