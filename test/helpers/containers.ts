@@ -4,7 +4,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { chownSync, lstatSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { DEFAULT_SANDBOX_IMAGE, LABEL_RUN_ID } from "../../src/sandcastle/containers/container-args.js";
+import { DEFAULT_SANDBOX_IMAGE, LABEL_DEPLOYMENT, LABEL_RUN_ID, LABEL_SPARE_OF } from "../../src/sandcastle/containers/container-args.js";
 import { waitFor } from "./cli.js";
 import { skipWithout } from "./optional-tool.js";
 import { engineEnv, podman } from "./podman.js";
@@ -53,6 +53,14 @@ export function runContainerIds(runId: string): string[] {
   return podman(["ps", "--all", "--no-trunc", `--filter=label=${LABEL_RUN_ID}=${runId}`, "--format={{.ID}}"])
     .split("\n")
     .filter((l) => l.trim().length > 0);
+}
+
+/** Ids of the deployment's running warm containers (ADR 0053): those with a spare-of label, not yet taken by a run. */
+export function warmContainers(deployment: string): string[] {
+  return podman(["ps", "--no-trunc", `--filter=label=${LABEL_DEPLOYMENT}=${deployment}`, `--filter=label=${LABEL_SPARE_OF}`, "--format={{.ID}} {{.Names}}"])
+    .split("\n")
+    .filter((l) => / spare-/.test(l))
+    .map((l) => l.split(" ")[0]!);
 }
 
 /**

@@ -253,7 +253,10 @@ async function main(): Promise<never> {
       openedAhead = { worktree, close: () => worktree.then((w) => closeWorktree(site0, w)) };
     }
     sandbox = await buildSandbox(sandboxName, site, commonDir, warm).catch(engineFirst);
-    if (sandbox.warm === true) sandboxReady ??= Promise.resolve();
+    if (sandbox.warm === true) {
+      sandboxReady ??= Promise.resolve();
+      printer.log("info", "the run's container is the spare's warm one, started before the run (ADR 0053)");
+    }
     else engineCheck().catch(() => {});
     try {
       checkAgentAvailable(request, runsOnHost(sandboxName), config.env);

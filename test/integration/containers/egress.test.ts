@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AGENT_CLIS } from "../../../src/sandcastle/child/agents.js";
 import { runCli, waitFor } from "../../helpers/cli.js";
 import { ContainerRuns } from "../../helpers/container-runs.js";
-import { gitIn, containersGone, skipContainers } from "../../helpers/containers.js";
+import { gitIn, containersGone, skipContainers, warmContainers } from "../../helpers/containers.js";
 import { FakeModel } from "../../helpers/fake-model.js";
 import { startService } from "../../helpers/http-service.js";
 import { SECRET_VALUE } from "../../helpers/run-scope.js";
@@ -92,6 +92,30 @@ describe.skipIf(skipContainers)("the egress policy of container runs", { timeout
       10_000,
       () => "the denials in /metrics",
     );
+  });
+
+  it("in a spare's warm container too: the run's refusals go through the proxy the spare started, logged, audited and counted as the run's", async () => {
+    await c.startWorker(egressEnv(9));
+    const probe = async (branch: string) => {
+      const req = c.request(PROBE, { branch });
+      const run = await c.enqueueWaiting(req);
+      const result = await run.result();
+      expect(result, result.message ?? "").toMatchObject({ status: "ok" });
+      return { run, result, logs: (await runCli(["logs", String(req.session_id)], c.env())).stdout };
+    };
+    const cold = await probe("agent/probe-cold");
+    expect(cold.logs).not.toContain("warm one");
+    // The next spare keeps a container shaped like that run, its egress proxy listening in the spare's directory.
+    await waitFor(() => warmContainers(c.deployment).length === 1, 60_000, () => "a warm container");
+    const warm = await probe("agent/probe-warm");
+    expect(warm.logs).toContain("the run's container is the spare's warm one");
+    expect(gitIn(c.repo, "show", "agent/probe-warm:egress-report.txt").split("\n")).toEqual([
+      "http via proxy: refused", "https via proxy: refused", "an address via proxy: refused", "direct tcp: ENETUNREACH", "dns: EAI_AGAIN",
+    ]);
+    expect(warm.result.egress).toEqual({ allowed: 0, denied: 3, denied_hosts: ["evil.example:80", "evil.example:443", "93.184.216.34:443"] });
+    const denied = c.s.auditRows().filter((r) => r.type === "sandcastle_egress_denied" && r.run_id === warm.run.runId);
+    expect(denied).toHaveLength(3);
+    expect(warm.logs).toContain("── egress denied: evil.example:443 (not on the run's allowlist)");
   });
 
   it("a request asking for more than the operator permits is refused at enqueue, naming the field; network open only where the operator allows it", async () => {

@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { SandcastleRunResult } from "../../../src/sandcastle/contract.js";
-import { LABEL_DEPLOYMENT, LABEL_RUN_ID, SECRET_ENV_PATH } from "../../../src/sandcastle/containers/container-args.js";
+import { LABEL_DEPLOYMENT, LABEL_RUN_ID, LABEL_SPARE_OF, SECRET_ENV_PATH } from "../../../src/sandcastle/containers/container-args.js";
+import { ownIdentity } from "../../../src/process-identity.js";
 import { loggedChildPid, runCli, waitFor } from "../../helpers/cli.js";
 import { ContainerRuns } from "../../helpers/container-runs.js";
 import { gitIn, inspect, podman, containersGone, runContainerIds, skipContainers, TEST_IMAGE } from "../../helpers/containers.js";
@@ -191,7 +192,7 @@ describe.skipIf(skipContainers)("runs in real podman containers", { timeout: 300
     );
   });
 
-  it("a worker's start removes its deployment's containers of runs that are not active, and nothing else", async () => {
+  it("a worker's start removes its deployment's containers of runs that are not active and dead workers' warm ones, and nothing else", async () => {
     const start = (name: string, labels: string[]) => {
       made.push(name);
       podman(["run", "--detach", `--name=${name}`, ...labels.map((l) => `--label=${l}`), "--network=none", TEST_IMAGE, "sleep", "600"]);
@@ -200,11 +201,17 @@ describe.skipIf(skipContainers)("runs in real podman containers", { timeout: 300
     start(`scq-test-stale-${tag}`, [`${LABEL_RUN_ID}=run-gone-${tag}`, `${LABEL_DEPLOYMENT}=${deployment()}`]);
     start(`scq-test-other-${tag}`, [`${LABEL_RUN_ID}=run-gone-${tag}`, `${LABEL_DEPLOYMENT}={other}@${redisUrl()}`]);
     start(`scq-test-plain-${tag}`, []);
+    // Warm containers (ADR 0053): a live worker's waits for its run and stays; a dead worker's goes.
+    const spare = (name: string, of: string) =>
+      start(name, [`${LABEL_RUN_ID}=spare-${name}`, `${LABEL_DEPLOYMENT}=${deployment()}`, `${LABEL_SPARE_OF}=${of}`]);
+    spare(`scq-test-warm-live-${tag}`, ownIdentity());
+    spare(`scq-test-warm-dead-${tag}`, ownIdentity().replace(/ \S+$/, " 1")); // this process's pid, another start: not it
     await startWorker();
     expect(runContainerIds(`run-gone-${tag}`)).toHaveLength(1);
     const left = podman(["ps", "--all", "--format={{.Names}}"]).split("\n");
     expect(left).not.toContain(`scq-test-stale-${tag}`);
-    expect(left).toEqual(expect.arrayContaining([`scq-test-other-${tag}`, `scq-test-plain-${tag}`]));
+    expect(left).not.toContain(`scq-test-warm-dead-${tag}`);
+    expect(left).toEqual(expect.arrayContaining([`scq-test-other-${tag}`, `scq-test-plain-${tag}`, `scq-test-warm-live-${tag}`]));
   });
 
   it("a missing image fails the run provider_unavailable, naming the image and how to build it", async () => {
