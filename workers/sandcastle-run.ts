@@ -42,8 +42,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   const deployment = own.label;
   const swept = await sweepRunDirs(configDir, own, activeRunIds);
   if (swept.length > 0) log.warn({ run_ids: swept }, "removed run directories (config files, Sandcastle's logs) left by runs that are no longer active");
-  const spareHome = { configDir, runsDir: config.runsDir, deployment };
-  const spareDirs = await sweepSpareDirs(spareHome).catch(() => 0);
+  const spareDirs = await sweepSpareDirs({ configDir, runsDir: config.runsDir, deployment }).catch(() => 0);
   if (spareDirs > 0) log.warn({ count: spareDirs }, "removed spare directories left by workers that are gone");
 
   const childPath = deps.secretSource.PATH ?? "/usr/local/bin:/usr/bin:/bin";
@@ -58,6 +57,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   });
   if (containerSweep.removed.length > 0) log.warn({ run_ids: containerSweep.removed }, "removed containers left by runs that are no longer active");
   if (containerSweep.unreachable.length > 0) log.debug({ engines: containerSweep.unreachable }, "container engines not asked for leftovers");
+  const spareHome = { configDir, runsDir: config.runsDir, deployment, removeContainers: (spareId: string) => containers.removeRun(spareId) };
   const sandboxSettings: SandboxSettings = {
     default_image: config.SANDCASTLE_IMAGE,
     container_cli: config.SANDCASTLE_CONTAINER_CLI ?? null,

@@ -27,6 +27,7 @@ export class WarmSpare implements WarmTaker {
   private moved = false;
   private settled: Warm | undefined;
   private released = false;
+  private taken = false;
 
   private constructor(
     line: SpareWarmth["warm"],
@@ -39,7 +40,13 @@ export class WarmSpare implements WarmTaker {
 
   /** Starts the container; a start that fails leaves a plain spare (the run starts its own container, which says why). */
   static start(line: SpareWarmth["warm"], onEgress: (d: EgressDecision) => void): WarmSpare {
-    return new WarmSpare(line, startWarm(line, onEgress).catch(() => undefined));
+    let spare: WarmSpare | undefined;
+    // What its container says (its exec channel gone, say) is its run's to hear; before a run took it, nobody's.
+    const note = (text: string) => {
+      if (spare?.taken === true) process.stderr.write(`${text}\n`);
+    };
+    spare = new WarmSpare(line, startWarm(line, onEgress, note).catch(() => undefined));
+    return spare;
   }
 
   /** The run's hand-over: the worker moved the spare's directories to `runDir` and `config.work_dir`, or left them. */
@@ -56,6 +63,7 @@ export class WarmSpare implements WarmTaker {
     if (warm === undefined || this.released) return undefined;
     if (this.moved && warm.fit === fit && warm.container.channel.open) {
       this.released = true;
+      this.taken = true;
       return { container: warm.container, proxy: warm.proxy };
     }
     await this.discard();
@@ -80,7 +88,7 @@ export class WarmSpare implements WarmTaker {
   }
 }
 
-async function startWarm(line: SpareWarmth["warm"], onEgress: (d: EgressDecision) => void): Promise<Warm | undefined> {
+async function startWarm(line: SpareWarmth["warm"], onEgress: (d: EgressDecision) => void, note: (line: string) => void): Promise<Warm | undefined> {
   const { config } = line;
   const name = effectiveSandbox(config.request);
   if (containerEngine(name) === undefined || config.request.parallel_implementers > 1) return undefined;
@@ -95,6 +103,7 @@ async function startWarm(line: SpareWarmth["warm"], onEgress: (d: EgressDecision
     ...shape.options,
     endsBy: Date.now() + WARM_LIFETIME_MS,
     spareOf: line.spare_of,
+    note,
     ...(proxy !== undefined ? { egress: { socket: proxy.socketPath } } : {}),
   });
   try {

@@ -35,11 +35,12 @@ const SPARE_WORK_DIR = "spare-";
 /** In each of a spare's directories: the worker it belongs to (process-identity.ts), for the sweep of a dead worker's. */
 const SPARE_OF_FILE = "spare-of";
 
-/** Where a worker keeps its spares' directories. */
+/** Where a worker keeps its spares' directories, and how it removes a spare's container (by its run-id label, the spare's id). */
 export interface SpareHome {
   readonly configDir: string;
   readonly runsDir: string;
   readonly deployment: string;
+  readonly removeContainers?: (spareId: string) => Promise<unknown>;
 }
 
 interface SpareDirs {
@@ -104,7 +105,7 @@ export class ChildSpare {
     this.spare = spare;
     child.nodeChildProcess.once("exit", () => {
       if (this.spare === spare) this.spare = null;
-      if (spare.dirs !== undefined && !spare.claimed) void removeDirs(spare.dirs);
+      if (spare.dirs !== undefined && !spare.claimed) void this.removeSpare(spare.dirs);
     });
     if (dirs === undefined || template === undefined) return;
     child.stdin.on("error", () => {});
@@ -194,7 +195,16 @@ export class ChildSpare {
     this.spare = null;
     if (spare === null) return;
     await endSpare(spare.child);
-    if (spare.dirs !== undefined) await removeDirs(spare.dirs);
+    if (spare.dirs !== undefined) await this.removeSpare(spare.dirs);
+  }
+
+  /**
+   * What a spare no run claimed leaves: its directories, and its container should it have been starting as the spare
+   * ended (one that had started ends by itself with the spare's exec channel).
+   */
+  private async removeSpare(dirs: SpareDirs): Promise<void> {
+    await removeDirs(dirs);
+    await this.warmth?.removeContainers?.(dirs.id).catch(() => {});
   }
 }
 
