@@ -2,7 +2,8 @@
 // both CLIs: the binary is the only difference (container-args.ts holds the argv, engine-tested).
 //
 // Per agent phase, create() starts one container named after the run (`<run_id>`, then `<run_id>-2`, …; a run of one
-// phase has its container started early, while the child's checks and Sandcastle's worktree run: ADR 0052),
+// phase has its container started early, while the child's checks and Sandcastle's worktree run: ADR 0052, or takes
+// its spare child's warm container, started before the run and renamed after it: ADR 0053),
 // labelled with the run id and the deployment, whose main process (container-main/main.mts, under --init) ends
 // itself at the run's end (its deadline plus the kill grace) and is removed then (`--rm`): no container outlives
 // its run, even when the worker and the child are SIGKILLed. That process is also the container's exec server: every

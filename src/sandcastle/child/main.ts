@@ -246,18 +246,17 @@ async function main(): Promise<never> {
     const mayTakeWarm = handoff?.warm === true && warm !== undefined && !parallel && containerEngine(sandboxName) !== undefined;
     if (!mayTakeWarm) void warm?.discard();
     // With a container already up, Sandcastle's host worktree is the longest step before the agent: it starts now (ADR 0053).
-    const site0 = { repo: request.repo_workdir, commonDir, signal: controller.signal };
+    const worktreeSite = { repo: request.repo_workdir, commonDir, signal: controller.signal };
     if (mayTakeWarm) {
-      const worktree = sandcastle.then((sc) => openWorktree({ ...site0, sc }, request.branch));
+      const worktree = sandcastle.then((sc) => openWorktree({ ...worktreeSite, sc }, request.branch));
       worktree.catch(() => {});
-      openedAhead = { worktree, close: () => worktree.then((w) => closeWorktree(site0, w)) };
+      openedAhead = { worktree, close: () => worktree.then((w) => closeWorktree(worktreeSite, w)) };
     }
     sandbox = await buildSandbox(sandboxName, site, commonDir, warm).catch(engineFirst);
     if (sandbox.warm === true) {
       sandboxReady ??= Promise.resolve();
       printer.log("info", "the run's container is the spare's warm one, started before the run (ADR 0053)");
-    }
-    else engineCheck().catch(() => {});
+    } else engineCheck().catch(() => {});
     try {
       checkAgentAvailable(request, runsOnHost(sandboxName), config.env);
     } catch (error) {
@@ -285,7 +284,7 @@ async function main(): Promise<never> {
       sandbox,
       printer,
       logs,
-      site: { ...site0, sc },
+      site: { ...worktreeSite, sc },
       ...(openedAhead !== undefined ? { worktree: openedAhead.worktree } : {}),
       ...(stream ? { stream } : {}),
       output,
