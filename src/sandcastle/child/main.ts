@@ -234,24 +234,28 @@ async function main(): Promise<never> {
     let sandboxReady = handoff?.warm === true && warm !== undefined ? undefined : checkSandboxAvailable(sandboxName, site);
     const engineCheck = (): Promise<void> => (sandboxReady ??= checkSandboxAvailable(sandboxName, site));
     sandboxReady?.catch(() => {});
+    // A warm container serves only a run of one phase in a container; any other run ends it now.
+    const mayTakeWarm = handoff?.warm === true && warm !== undefined && !parallel && containerEngine(sandboxName) !== undefined;
+    if (!mayTakeWarm) void warm?.discard();
+    // With a container already up, Sandcastle's host worktree is the longest step before the agent: it opens first, beside
+    // git's checks when the warm container's repository is this one (its git dir known), else right after them (ADR 0053).
+    const openAhead = (commonDir: string) => {
+      const worktreeSite = { repo: request.repo_workdir, commonDir, signal: controller.signal };
+      const worktree = sandcastle.then((sc) => openWorktree({ ...worktreeSite, sc }, request.branch));
+      worktree.catch(() => {});
+      openedAhead = { worktree, close: () => worktree.then((w) => closeWorktree(worktreeSite, w)) };
+    };
+    const knownCommonDir = mayTakeWarm ? warm?.commonDirOf(request.repo_workdir) : undefined;
+    if (knownCommonDir !== undefined) openAhead(knownCommonDir);
     const repository = await checkRepository(request.repo_workdir, request.branch);
     const { commonDir } = repository;
     base = runBase(request.repo_workdir, request.branch, repository);
+    if (mayTakeWarm && openedAhead === undefined) openAhead(commonDir);
     // The engine's check, when it fails, says more than whatever else failed for want of it.
     const engineFirst = async (error: unknown): Promise<never> => {
       await engineCheck();
       throw error;
     };
-    // A warm container serves only a run of one phase in a container; any other run ends it now.
-    const mayTakeWarm = handoff?.warm === true && warm !== undefined && !parallel && containerEngine(sandboxName) !== undefined;
-    if (!mayTakeWarm) void warm?.discard();
-    // With a container already up, Sandcastle's host worktree is the longest step before the agent: it starts now (ADR 0053).
-    const worktreeSite = { repo: request.repo_workdir, commonDir, signal: controller.signal };
-    if (mayTakeWarm) {
-      const worktree = sandcastle.then((sc) => openWorktree({ ...worktreeSite, sc }, request.branch));
-      worktree.catch(() => {});
-      openedAhead = { worktree, close: () => worktree.then((w) => closeWorktree(worktreeSite, w)) };
-    }
     sandbox = await buildSandbox(sandboxName, site, commonDir, warm).catch(engineFirst);
     if (sandbox.warm === true) {
       sandboxReady ??= Promise.resolve();
@@ -284,7 +288,7 @@ async function main(): Promise<never> {
       sandbox,
       printer,
       logs,
-      site: { ...worktreeSite, sc },
+      site: { sc, repo: request.repo_workdir, commonDir, signal: controller.signal },
       ...(openedAhead !== undefined ? { worktree: openedAhead.worktree } : {}),
       ...(stream ? { stream } : {}),
       output,

@@ -14,6 +14,8 @@ import { containerShape, egressProxy, type WarmTaker } from "./sandboxes.js";
 export const WARM_LIFETIME_MS = 6 * 3_600_000;
 
 interface Warm {
+  readonly repo: string;
+  readonly commonDir: string;
   readonly fit: string;
   readonly sandbox: ContainerSandbox;
   readonly proxy: EgressProxy | undefined;
@@ -55,6 +57,11 @@ export class WarmSpare implements WarmTaker {
     this.moved = true;
     this.runDir = runDir;
     this.workDir = config.work_dir;
+  }
+
+  /** The git common dir of `repo` when the container is up for that repository (what the run's checks would find). */
+  commonDirOf(repo: string): string | undefined {
+    return this.settled?.repo === repo ? this.settled.commonDir : undefined;
   }
 
   /** The container and its egress proxy when the run's containers have its shape, `fit`; else it is discarded. */
@@ -107,7 +114,7 @@ async function startWarm(line: SpareWarmth["warm"], onEgress: (d: EgressDecision
     ...(proxy !== undefined ? { egress: { socket: proxy.socketPath } } : {}),
   });
   try {
-    return { fit: shape.fit, sandbox, proxy, container: await sandbox.startWarm() };
+    return { repo: config.request.repo_workdir, commonDir, fit: shape.fit, sandbox, proxy, container: await sandbox.startWarm() };
   } catch (error) {
     await proxy?.close();
     throw error;

@@ -125,6 +125,22 @@ describe.skipIf(skipContainers)("a spare's warm container", { timeout: 300_000 }
     expect((await other.result()).status).toBe("ok");
   });
 
+  it("a run that fails its checks after its worktree opened ahead (ADR 0053) leaves no worktree, and the next run still works", async () => {
+    await c.startWorker();
+    expect((await (await commitRun()).result()).status).toBe("ok");
+    await warmContainer();
+    // The branch checked out in repo_workdir itself: the checks refuse it, after the worktree was asked for beside them.
+    const refused = await commitRun({ branch: "main" });
+    const result = await refused.result();
+    expect(result).toMatchObject({ status: "failed", failure_reason: "invalid_payload" });
+    expect(result.message).toMatch(/main is checked out in repo_workdir itself/);
+    expect(gitIn(c.repo, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree "))).toEqual([`worktree ${c.repo}`]);
+    expect(gitIn(c.repo, "status", "--porcelain")).toBe("");
+    expect(gitIn(c.repo, "rev-parse", "--abbrev-ref", "HEAD")).toBe("main");
+    const next = await commitRun();
+    expect((await next.result()).status).toBe("ok");
+  });
+
   it("a second worker's start leaves a live worker's warm container; a killed worker's spare directories go at the next start", async () => {
     const a = await c.startWorker();
     expect((await (await commitRun()).result()).status).toBe("ok");
