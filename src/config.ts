@@ -94,6 +94,8 @@ const EnvSchema = z.object({
     .optional(),
   /** "1": a request may ask for network "open" (the engine's bridge, no egress policy). */
   SANDCASTLE_EGRESS_OPEN: flag.default("0"),
+  /** "1": a worker's spare child keeps a warm container shaped like its last container run (ADR 0053); "0": none. */
+  SANDCASTLE_WARM_CONTAINER: flag.default("1"),
   AUDIT_LOG_PATH: z.string().min(1).default(".harness/swarm.jsonl"),
   MARGOT_LEDGER_PATH: z.string().min(1).default(".harness/swarm/margot_intents.jsonl"),
   /** Research follow-ups, one JSON line each, for Pi-CEO to start the new research. */

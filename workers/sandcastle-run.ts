@@ -73,7 +73,7 @@ export async function createSandcastleRunWorker(deps: WorkerDeps): Promise<Queue
   // Only the built-in child can wait for its run; SANDCASTLE_BIN's program is started for each run.
   const spare =
     config.SANDCASTLE_BIN === undefined && config.sandcastleEnabled
-      ? new ChildSpare(child, { PATH: childPath, HOME: childHome, NODE_NO_WARNINGS: "1" }, spareHome)
+      ? new ChildSpare(child, { PATH: childPath, HOME: childHome, NODE_NO_WARNINGS: "1" }, config.SANDCASTLE_WARM_CONTAINER === "1" ? spareHome : undefined)
       : undefined;
   const retention = new RunRetention({
     runsDir: config.runsDir,

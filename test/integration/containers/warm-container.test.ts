@@ -7,7 +7,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "no
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LABEL_DEPLOYMENT, LABEL_RUN_ID, LABEL_SPARE_OF, SECRET_ENV_PATH } from "../../../src/sandcastle/containers/container-args.js";
-import { waitFor } from "../../helpers/cli.js";
+import { runCli, waitFor } from "../../helpers/cli.js";
 import { ContainerRuns } from "../../helpers/container-runs.js";
 import { gitIn, inspect, podman, skipContainers } from "../../helpers/containers.js";
 import { SECRET_VALUE } from "../../helpers/run-scope.js";
@@ -53,7 +53,8 @@ const spareDirs = () => [
 ];
 
 async function commitRun(patch: Record<string, unknown> = {}, extraEnv: Record<string, string> = {}) {
-  return c.enqueueWaiting(c.request(TEMPLATE, { branch: `agent/warm-${Math.random().toString(36).slice(2, 8)}`, ...patch }, extraEnv));
+  const req = c.request(TEMPLATE, { branch: `agent/warm-${Math.random().toString(36).slice(2, 8)}`, ...patch }, extraEnv);
+  return { ...(await c.enqueueWaiting(req)), session: String(req.session_id) };
 }
 
 describe.skipIf(skipContainers)("a spare's warm container", { timeout: 300_000 }, () => {
@@ -139,6 +140,18 @@ describe.skipIf(skipContainers)("a spare's warm container", { timeout: 300_000 }
     expect(gitIn(c.repo, "rev-parse", "--abbrev-ref", "HEAD")).toBe("main");
     const next = await commitRun();
     expect((await next.result()).status).toBe("ok");
+  });
+
+  it("SANDCASTLE_WARM_CONTAINER=0: spares keep no container, and runs start their own", async () => {
+    await c.startWorker({ SANDCASTLE_WARM_CONTAINER: "0" });
+    expect((await (await commitRun()).result()).status).toBe("ok");
+    // The next spare starts at the run's result (3 s at the latest): give it that long, and its container as long again.
+    await new Promise((r) => setTimeout(r, 6000));
+    expect(containers()).toEqual([]);
+    expect(spareDirs()).toEqual([]);
+    const second = await commitRun();
+    expect((await second.result()).status).toBe("ok");
+    expect((await runCli(["logs", String(second.session)], c.env())).stdout).not.toContain("warm one");
   });
 
   it("a second worker's start leaves a live worker's warm container; a killed worker's spare directories go at the next start", async () => {
