@@ -25,6 +25,13 @@ const uid = (): number | undefined => process.getuid?.();
  * exact paths. Returns the settings it put in this process's environment.
  */
 export function hardenHostGit(repo: string, sandbox: SandboxField): GitSetting[] {
+  const settings = hostGitSettings(repo, sandbox);
+  if (settings.length > 0) Object.assign(process.env, configEnv(settings, process.env));
+  return settings;
+}
+
+/** What hardenHostGit() sets, without setting it: for one git call of a process that must not keep them (a spare child). */
+export function hostGitSettings(repo: string, sandbox: SandboxField): GitSetting[] {
   if (containerEngine(sandbox) === undefined) return [];
   const settings: GitSetting[] = [...NO_REPOSITORY_COMMANDS];
   let owner: number | undefined;
@@ -34,7 +41,6 @@ export function hardenHostGit(repo: string, sandbox: SandboxField): GitSetting[]
     owner = undefined; // checkRepository reports a missing repo
   }
   if (uid() === 0 && owner !== undefined && owner !== 0) settings.push(...trusting([repo, join(repo, ".git")]));
-  Object.assign(process.env, configEnv(settings, process.env));
   return settings;
 }
 

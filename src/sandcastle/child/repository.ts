@@ -7,8 +7,9 @@ import { RunFailure } from "./run-failure.js";
 
 const execFileAsync = promisify(execFile);
 
-export async function git(repo: string, args: readonly string[]): Promise<string> {
-  const { stdout } = await execFileAsync("git", [...args], { cwd: repo, maxBuffer: 64 * 1024 * 1024 });
+/** git in `repo`, in this process's env or in `env`. */
+export async function git(repo: string, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<string> {
+  const { stdout } = await execFileAsync("git", [...args], { cwd: repo, maxBuffer: 64 * 1024 * 1024, ...(env !== undefined ? { env } : {}) });
   return stdout.trim();
 }
 
@@ -54,8 +55,8 @@ export interface RepositoryState {
  * when that read fails are the checks made one by one, for a message that says which failed.
  */
 /** The repository's git common dir, absolute. */
-export async function commonDirOf(repo: string): Promise<string> {
-  const dir = await git(repo, ["rev-parse", "--git-common-dir"]);
+export async function commonDirOf(repo: string, env?: NodeJS.ProcessEnv): Promise<string> {
+  const dir = await git(repo, ["rev-parse", "--git-common-dir"], env);
   return isAbsolute(dir) ? dir : resolve(repo, dir);
 }
 

@@ -6,7 +6,8 @@
 import { containerEngine, effectiveSandbox, type ChildConfig, type SpareWarmth } from "../contract.js";
 import type { EgressDecision, EgressProxy } from "../egress/egress-proxy.js";
 import type { ContainerSandbox, WarmContainer } from "./container-provider.js";
-import { hardenHostGit } from "./container-user.js";
+import { configEnv } from "../hardened-git.js";
+import { hostGitSettings } from "./container-user.js";
 import { commonDirOf } from "./repository.js";
 import { containerShape, egressProxy, type WarmTaker } from "./sandboxes.js";
 
@@ -100,9 +101,10 @@ async function startWarm(line: SpareWarmth["warm"], onEgress: (d: EgressDecision
   const name = effectiveSandbox(config.request);
   if (containerEngine(name) === undefined || config.request.parallel_implementers > 1) return undefined;
   const site = { config, runDir: line.run_dir, onEgress };
-  // As for a run: git here runs no repository command, and a root spare trusts the repository by its exact paths.
-  hardenHostGit(config.request.repo_workdir, name);
-  const commonDir = await commonDirOf(config.request.repo_workdir);
+  // As for a run: git here runs no repository command, and a root spare trusts the repository by its exact paths; in
+  // this call's env only, as the spare's run (whatever it is) sets its own.
+  const settings = hostGitSettings(config.request.repo_workdir, name);
+  const commonDir = await commonDirOf(config.request.repo_workdir, { ...process.env, ...configEnv(settings, process.env) });
   const shape = await containerShape(name, site, commonDir);
   const { ContainerSandbox } = await import("./container-provider.js");
   const proxy = await egressProxy(config, site);
