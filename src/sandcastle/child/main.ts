@@ -256,7 +256,7 @@ async function main(): Promise<never> {
       await engineCheck();
       throw error;
     };
-    sandbox = await buildSandbox(sandboxName, site, commonDir, warm).catch(engineFirst);
+    sandbox = await buildSandbox(sandboxName, site, commonDir, mayTakeWarm ? warm : undefined).catch(engineFirst);
     if (sandbox.warm === true) {
       sandboxReady ??= Promise.resolve();
       printer.log("info", "the run's container is the spare's warm one, started before the run (ADR 0053)");
