@@ -88,6 +88,8 @@ function rig(): Rig {
     SANDCASTLE_CONTAINER_PIDS: String(LIMITS.pids),
     LOG_LEVEL: "silent",
     ...(process.env.CONTAINERS_CONF ? { CONTAINERS_CONF: process.env.CONTAINERS_CONF } : {}),
+    // `SANDCASTLE_WARM_CONTAINER=0 npm run bench …`: the same benches with every run starting its own container.
+    ...(process.env.SANDCASTLE_WARM_CONTAINER ? { SANDCASTLE_WARM_CONTAINER: process.env.SANDCASTLE_WARM_CONTAINER } : {}),
   };
   return { dir, repo, manifests, env };
 }
