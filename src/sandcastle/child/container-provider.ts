@@ -203,8 +203,8 @@ export class ContainerSandbox {
   private warm?: WarmContainer;
   /** Containers by our name → the engine's, once renamed (a warm container taken by its run). */
   private readonly renamed = new Map<string, string>();
-  /** Renames a taken warm container after its run, once (takeWarm). */
-  private rename = (): void => {};
+  /** Renames a taken warm container after its run, once (takeWarm); undefined for any other. */
+  private rename: (() => void) | undefined;
 
   constructor(private readonly opts: ContainerSandboxOptions) {}
 
@@ -347,9 +347,7 @@ export class ContainerSandbox {
 
   /** A warm container no run took: ended through its server (else `<cli> rm`), its files removed wherever they are now. */
   async discardWarm(warm: WarmContainer, runDir: string, workDir: string): Promise<void> {
-    const ended = await warm.channel.end(END_WAIT_MS);
-    if (!ended) await runContainerCli(this.opts.cli, removeArgs(this.opts.cli.engine, [warm.name]), 30_000);
-    await this.forget(warm.name);
+    await this.end(warm.name);
     await removeEnvFile(join(runDir, warm.envFile));
     await rm(join(workDir, warm.dir), { recursive: true, force: true });
   }
@@ -376,12 +374,7 @@ export class ContainerSandbox {
         else this.note(`the warm container ${name} keeps its name: ${cli.engine} rename failed: ${firstLine(renamed.stderr) || `exit ${renamed.code}`}`);
       });
     };
-    const undo = async (): Promise<void> => {
-      channel.expectEnd();
-      await runContainerCli(cli, removeArgs(cli.engine, [this.engineName(name)]), 30_000);
-      await this.forget(name);
-      await rm(dir, { recursive: true, force: true });
-    };
+    const undo = () => this.undo(name, dir, { started: true });
     const started = makeAgentRepository(
       { repo: this.opts.repo, commonDir: this.opts.commonDir, branch, dir, user: this.opts.user, startAt: base },
       { objectDirs: warm.objectDirs },
@@ -428,7 +421,7 @@ export class ContainerSandbox {
         await this.copy(name, copyOutCommand(sandboxPath), { to: hostPath });
       },
       close: async () => {
-        this.rename();
+        this.rename?.();
         await this.handOff(phase, worktreePath);
         channel.expectEnd();
         // Awaited by collect(), which takes the branch from the bundle meanwhile.
@@ -519,13 +512,7 @@ export class ContainerSandbox {
     }
     this.live.set(name, { envFile, channel });
     // A half-made container (name taken, mount refused, no server, no config written) must not outlive the failure.
-    const undo = async (started: boolean): Promise<void> => {
-      channel.expectEnd();
-      if (started) await runContainerCli(cli, removeArgs(cli.engine, [name]), 30_000);
-      await this.forget(name);
-      await made;
-      await rm(dir, { recursive: true, force: true });
-    };
+    const undo = (started: boolean) => this.undo(name, dir, { started, pending: made });
     // Not Sandcastle's mounts (the host worktree and the host's git dir, read-write): the agent's own repository.
     const mounts: BindMount[] = [
       { hostPath: dir, sandboxPath: worktreePath },
@@ -630,16 +617,33 @@ export class ContainerSandbox {
    */
   private async remove(name: string, repository: AgentRepository): Promise<{ refused: string[] }> {
     const { cli } = this.opts;
-    const channel = this.live.get(name)?.channel;
-    const ended = channel !== undefined && (await channel.end(END_WAIT_MS));
-    const removed = ended ? undefined : await runContainerCli(cli, removeArgs(cli.engine, [this.engineName(name)]), 60_000);
-    await this.forget(name);
+    const removed = await this.end(name);
     // Read once nothing of the agent's runs any more: its repository holds still.
     const refused = await refusedChanges(repository).catch((error: unknown) => [`the agent's repository could not be read: ${messageOf(error)}`]);
     if (removed !== undefined && removed.code !== 0 && !/no such container|no container with name or id/i.test(removed.stderr)) {
       throw new Error(`${cli.engine} rm ${name} failed: ${firstLine(removed.stderr)}`);
     }
     return { refused };
+  }
+
+  /** Ends a container through its server, else by `<cli> rm` (whose answer is returned), and forgets it. */
+  private async end(name: string): Promise<Awaited<ReturnType<typeof runContainerCli>> | undefined> {
+    const { cli } = this.opts;
+    const channel = this.live.get(name)?.channel;
+    const ended = channel !== undefined && (await channel.end(END_WAIT_MS));
+    const removed = ended ? undefined : await runContainerCli(cli, removeArgs(cli.engine, [this.engineName(name)]), 60_000);
+    await this.forget(name);
+    return removed;
+  }
+
+  /** A container nobody will take: `<cli> rm` once it was started, its files, its repository's directory (once `pending` settled). */
+  private async undo(name: string, dir: string, o: { started: boolean; pending?: Promise<unknown> }): Promise<void> {
+    const { cli } = this.opts;
+    this.live.get(name)?.channel.expectEnd();
+    if (o.started) await runContainerCli(cli, removeArgs(cli.engine, [this.engineName(name)]), 30_000);
+    await this.forget(name);
+    await o.pending;
+    await rm(dir, { recursive: true, force: true });
   }
 
   private async forget(name: string): Promise<void> {
@@ -681,12 +685,13 @@ export class ContainerSandbox {
     const proc = await this.run(name, shellCommand(command, { ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}), stdin: opts.stdin !== undefined }));
     // The agent's own exec is the one whose lines are read: a taken warm container is renamed at its first line (or a second on).
     let onLine = opts.onLine;
-    if (onLine !== undefined) {
+    const rename = this.rename;
+    if (onLine !== undefined && rename !== undefined) {
       const read = onLine;
-      setTimeout(() => this.rename(), RENAME_AFTER_AGENT_MS).unref();
+      setTimeout(rename, RENAME_AFTER_AGENT_MS).unref();
       onLine = (line) => {
         read(line);
-        this.rename();
+        rename();
       };
     }
     return execResult(proc, { ...(onLine !== undefined ? { onLine } : {}), ...(opts.stdin !== undefined ? { input: opts.stdin } : {}) });

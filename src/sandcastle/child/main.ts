@@ -229,14 +229,14 @@ async function main(): Promise<never> {
     };
     checkTemplate(request.prompt_template_dir, parallel);
     hardenHostGit(request.repo_workdir, sandboxName);
-    // The engine's answer (its CLI's start, the image lookup) takes as long as git's checks: both at once. A run that may
-    // take a warm container asks only if it does not (that container's image is there): the engine's start costs cores.
-    let sandboxReady = handoff?.warm === true && warm !== undefined ? undefined : checkSandboxAvailable(sandboxName, site);
-    const engineCheck = (): Promise<void> => (sandboxReady ??= checkSandboxAvailable(sandboxName, site));
-    sandboxReady?.catch(() => {});
     // A warm container serves only a run of one phase in a container; any other run ends it now.
     const mayTakeWarm = handoff?.warm === true && warm !== undefined && !parallel && containerEngine(sandboxName) !== undefined;
     if (!mayTakeWarm) void warm?.discard();
+    // The engine's answer (its CLI's start, the image lookup) takes as long as git's checks: both at once. A run that may
+    // take a warm container asks only if it does not (that container's image is there): the engine's start costs cores.
+    let sandboxReady = mayTakeWarm ? undefined : checkSandboxAvailable(sandboxName, site);
+    const engineCheck = (): Promise<void> => (sandboxReady ??= checkSandboxAvailable(sandboxName, site));
+    sandboxReady?.catch(() => {});
     // With a container already up, Sandcastle's host worktree is the longest step before the agent: it opens first, beside
     // git's checks when the warm container's repository is this one (its git dir known), else right after them (ADR 0053).
     const openAhead = (commonDir: string) => {

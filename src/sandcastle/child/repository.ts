@@ -56,7 +56,11 @@ export interface RepositoryState {
  */
 /** The repository's git common dir, absolute. */
 export async function commonDirOf(repo: string, env?: NodeJS.ProcessEnv): Promise<string> {
-  const dir = await git(repo, ["rev-parse", "--git-common-dir"], env);
+  return absoluteIn(repo, await git(repo, ["rev-parse", "--git-common-dir"], env));
+}
+
+/** git prints the common dir relative to the repository unless it is elsewhere. */
+function absoluteIn(repo: string, dir: string): string {
   return isAbsolute(dir) ? dir : resolve(repo, dir);
 }
 
@@ -76,7 +80,7 @@ export async function checkRepository(repo: string, branch: string): Promise<Rep
       `request.branch: ${branch} is checked out in repo_workdir itself; the agent works on it in a separate worktree, so repo_workdir must be on another branch`,
     );
   }
-  return { commonDir: isAbsolute(commonDir) ? commonDir : resolve(repo, commonDir), head, headRef: headRef === "HEAD" ? null : headRef, branchTip };
+  return { commonDir: absoluteIn(repo, commonDir), head, headRef: headRef === "HEAD" ? null : headRef, branchTip };
 }
 
 /** The checks one by one: throws the failure that names what is wrong with repo_workdir. */

@@ -189,7 +189,7 @@ export async function egressProxy(config: ChildConfig, site: SandboxSite): Promi
 /** A run's containers as the config shapes them, and `fit`: what a warm container must match to be its first (ADR 0053). */
 export interface ContainerShape {
   readonly options: Omit<ContainerSandboxOptions, "egress">;
-  readonly fit: string;
+  readonly fit: () => Promise<string>;
 }
 
 /** `commonDir`: the repository's git common dir (its owner is the containers' user). */
@@ -219,7 +219,8 @@ export async function containerShape(name: SandboxName, site: SandboxSite, commo
     endsBy: config.ends_by !== undefined ? Date.parse(config.ends_by) : Date.now() + config.request.timeout_minutes * 60_000 + KILL_GRACE_MS,
   };
   // Everything `<cli> run` is given but the run's own name, files and end; the allowlist too (its proxy is taken with it).
-  const fit = JSON.stringify([
+  // Worked out only when a warm container is there to compare with.
+  const fit = async () => JSON.stringify([
     options.cli,
     options.image,
     options.user,
@@ -255,7 +256,7 @@ export async function buildSandbox(name: SandboxName, site: SandboxSite, commonD
       const { ContainerSandbox } = await import("./container-provider.js");
       const shape = await containerShape(name, site, commonDir);
       // A spare's warm container of the same shape is the run's first (ADR 0053), its egress proxy with it.
-      const taken = await warm?.take(shape.fit);
+      const taken = warm !== undefined ? await warm.take(await shape.fit()) : undefined;
       const proxy = taken !== undefined ? taken.proxy : await egressProxy(config, site);
       // A warm container's proxy listens in the spare's directory, which the worker moved to the run's.
       const socket = taken !== undefined ? join(site.runDir, EGRESS_SOCKET) : proxy?.socketPath;

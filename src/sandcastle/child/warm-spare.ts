@@ -116,7 +116,7 @@ async function startWarm(line: SpareWarmth["warm"], onEgress: (d: EgressDecision
     ...(proxy !== undefined ? { egress: { socket: proxy.socketPath } } : {}),
   });
   try {
-    return { repo: config.request.repo_workdir, commonDir, fit: shape.fit, sandbox, proxy, container: await sandbox.startWarm() };
+    return { repo: config.request.repo_workdir, commonDir, fit: await shape.fit(), sandbox, proxy, container: await sandbox.startWarm() };
   } catch (error) {
     await proxy?.close();
     throw error;

@@ -164,11 +164,9 @@ export class ChildSpare {
     return {
       runDir,
       hand: (handoff) => {
-        if (!running(spare.child) || spare.child.stdin === null) return null;
-        handed = true;
-        spare.child.stdin.on("error", () => {});
-        spare.child.stdin.write(`${JSON.stringify(handoff)}\n`);
-        return spare.child;
+        const child = running(spare.child) ? handOver(spare.child, handoff) : null;
+        handed = child !== null;
+        return child;
       },
       release: async () => {
         if (!handed) await end();
@@ -182,10 +180,7 @@ export class ChildSpare {
     if (spare === null || !running(spare.child) || spare.child.stdin === null) return null;
     this.spare = null;
     setTimeout(() => this.refill(), REFILL_AFTER_TAKE_MS).unref();
-    // Should it die this instant, supervise() sees it exit: the write must not throw on the way.
-    spare.child.stdin.on("error", () => {});
-    spare.child.stdin.write(`${JSON.stringify(handoff)}\n`);
-    return spare.child;
+    return handOver(spare.child, handoff);
   }
 
   /** Ends the spare (its group, by its pid) and starts no other. */
@@ -206,6 +201,15 @@ export class ChildSpare {
     await removeDirs(dirs);
     await this.warmth?.removeContainers?.(dirs.id).catch(() => {});
   }
+}
+
+/** The run's line to the spare; null when it has no stdin. */
+function handOver(child: StartedChild, handoff: SpareHandoff): StartedChild | null {
+  if (child.stdin === null) return null;
+  // Should it die this instant, supervise() sees it exit: the write must not throw on the way.
+  child.stdin.on("error", () => {});
+  child.stdin.write(`${JSON.stringify(handoff)}\n`);
+  return child;
 }
 
 /** Ends a spare child and its group, by its pid; its streams are let go, not drained (nobody reads a spare's output). */
